@@ -1,0 +1,71 @@
+// buildApp(config, deps): the whole service as a Fastify instance, without listening.
+// Tests build it on their own database and clock; main.ts builds it for real.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { type Clock, systemClock } from './clock.js';
+import type { Config, TrustProxy } from './config.js';
+import type { DatabaseHandle } from './db/connect.js';
+import { installErrorHandler, sendFailure } from './http/error-handler.js';
+import { installIdempotency } from './http/idempotency.js';
+import { BODY_LIMIT_BYTES, installJsonBodyParser } from './http/json-body.js';
+import { registerOpenApi } from './http/openapi.js';
+import { installRequestLog, loggerOptions, requestIdFor } from './http/request-log.js';
+import { installSecurityHeaders } from './http/security-headers.js';
+import { installValidators } from './http/validator.js';
+import { healthRoutes } from './modules/health/routes.js';
+import { createHealthService } from './modules/health/service.js';
+
+export interface AppDeps {
+  database: DatabaseHandle;
+  clock?: Clock;
+  /** Where log lines go (stdout when absent); tests read them. */
+  logStream?: NodeJS.WritableStream;
+  /** Extra plugins registered after the core (tests add routes of their own here). */
+  plugins?: Array<(app: FastifyInstance) => Promise<void>>;
+}
+
+/** A hop count becomes the equivalent function (Fastify's types do not take numbers). */
+function fastifyTrustProxy(
+  setting: TrustProxy,
+): boolean | string[] | ((addr: string, hop: number) => boolean) {
+  return typeof setting === 'number' ? (_addr, hop) => hop < setting : setting;
+}
+
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const clock = deps.clock ?? systemClock;
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel, deps.logStream),
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    // One line per request is written by installRequestLog instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: fastifyTrustProxy(config.trustProxy),
+    bodyLimit: BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 512 },
+    // Errors raised before routing (a malformed URL) still leave as the house envelope.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      sendFailure(reply, {
+        status: 400,
+        message: error.code === 'FST_ERR_BAD_URL' ? 'malformed URL' : 'invalid request',
+      });
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installValidators(app);
+  installJsonBodyParser(app);
+  installErrorHandler(app);
+  installRequestLog(app);
+  installSecurityHeaders(app);
+  await registerOpenApi(app, config);
+  installIdempotency(app, deps.database.db, clock);
+
+  const health = createHealthService({ ping: deps.database.ping, clock });
+  await app.register(healthRoutes(health, config.appEnv));
+
+  for (const plugin of deps.plugins ?? []) {
+    await app.register(plugin);
+  }
+  return app;
+}

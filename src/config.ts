@@ -1,0 +1,173 @@
+// The environment contract (CONTRACT.md §1), read and validated once at start.
+import { isIP } from 'node:net';
+
+export type AppEnv = 'sandbox' | 'production';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+/** Fastify's `trustProxy`: off, on (any hop), a hop count, or the proxies' addresses. */
+export type TrustProxy = boolean | number | string[];
+
+export interface Config {
+  port: number;
+  host: string;
+  appEnv: AppEnv;
+  databaseUrl: string | undefined;
+  /** Directory of the embedded database, or `memory` for none on disk. */
+  dataDir: string;
+  redisUrl: string | undefined;
+  publicBaseUrl: string;
+  authJwksUrl: string | undefined;
+  authIssuer: string | undefined;
+  authAudience: string | undefined;
+  trustProxy: TrustProxy;
+  logLevel: LogLevel;
+}
+
+/** A bad variable: the message is the one line the process prints before it stops. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`${variable}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS: readonly LogLevel[] = [
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+];
+
+type Env = Record<string, string | undefined>;
+
+/** Empty strings count as unset, as a shell `VAR=` usually means "no value". */
+function read(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined) {
+    return 8080;
+  }
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError('PORT', `must be an integer from 0 to 65535, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function parseUrl(name: string, raw: string | undefined, protocols: string[]): string | undefined {
+  if (raw === undefined) {
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be an absolute URL');
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(
+      name,
+      `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}`,
+    );
+  }
+  return raw;
+}
+
+function parseTrustProxy(raw: string | undefined): TrustProxy {
+  if (raw === undefined) {
+    return false;
+  }
+  const lower = raw.toLowerCase();
+  if (['true', 'yes', 'on'].includes(lower)) {
+    return true;
+  }
+  if (['false', 'no', 'off', '0'].includes(lower)) {
+    return false;
+  }
+  if (/^\d+$/.test(raw)) {
+    return Number(raw);
+  }
+  const entries = raw.split(',').map((part) => part.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const maxBits = family === 6 ? 128 : 32;
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits);
+    if (family === 0 || !bitsOk || extra !== undefined) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        'must be true, false, a hop count, or a comma-separated list of proxy IPs/CIDRs',
+      );
+    }
+  }
+  return entries;
+}
+
+function parseLogLevel(raw: string | undefined): LogLevel {
+  if (raw === undefined) {
+    return 'info';
+  }
+  const level = raw.toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return level;
+}
+
+function parseAppEnv(raw: string | undefined): AppEnv {
+  if (raw === undefined) {
+    return 'sandbox';
+  }
+  if (raw !== 'sandbox' && raw !== 'production') {
+    throw new ConfigError('APP_ENV', `must be "sandbox" or "production", got "${raw}"`);
+  }
+  return raw;
+}
+
+/** Reads the whole contract; throws ConfigError on the first bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = parsePort(read(env, 'PORT'));
+  const host = read(env, 'HOST') ?? '127.0.0.1';
+  const appEnv = parseAppEnv(read(env, 'APP_ENV'));
+  const databaseUrl = parseUrl('DATABASE_URL', read(env, 'DATABASE_URL'), [
+    'postgres:',
+    'postgresql:',
+  ]);
+  const redisUrl = parseUrl('REDIS_URL', read(env, 'REDIS_URL'), ['redis:', 'rediss:']);
+  const publicBaseUrl = (
+    parseUrl('PUBLIC_BASE_URL', read(env, 'PUBLIC_BASE_URL'), ['http:', 'https:']) ??
+    `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  ).replace(/\/+$/, '');
+  const authJwksUrl = parseUrl('AUTH_JWKS_URL', read(env, 'AUTH_JWKS_URL'), ['http:', 'https:']);
+  const authIssuer = read(env, 'AUTH_ISSUER');
+  const authAudience = read(env, 'AUTH_AUDIENCE');
+
+  if (appEnv === 'production' && authJwksUrl === undefined) {
+    throw new ConfigError('AUTH_JWKS_URL', 'is required when APP_ENV=production');
+  }
+  if (authJwksUrl !== undefined && authIssuer === undefined) {
+    throw new ConfigError('AUTH_ISSUER', 'is required when AUTH_JWKS_URL is set');
+  }
+
+  return {
+    port,
+    host,
+    appEnv,
+    databaseUrl,
+    dataDir: read(env, 'DATA_DIR') ?? './.data',
+    redisUrl,
+    publicBaseUrl,
+    authJwksUrl,
+    authIssuer,
+    authAudience,
+    trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY')),
+    logLevel: parseLogLevel(read(env, 'LOG_LEVEL')),
+  };
+}

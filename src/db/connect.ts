@@ -1,0 +1,106 @@
+// One Kysely database over PostgreSQL (DATABASE_URL) or embedded PGlite (DATA_DIR).
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGlitePool } from './pglite-pool.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+export type Backend = 'postgres' | 'pglite';
+
+export interface DatabaseHandle {
+  db: Db;
+  backend: Backend;
+  /** Resolves when the database answers `select 1` within the timeout, rejects otherwise. */
+  ping(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INT8 = 20;
+const DATE = 1082;
+
+/**
+ * Both drivers must hand the code the same JS values. Counts (int8) become numbers on both
+ * (pg would give strings, PGlite bigints); calendar dates stay 'YYYY-MM-DD' strings rather
+ * than Dates at local midnight.
+ */
+const sharedParsers: Record<number, (value: string) => unknown> = {
+  [INT8]: (value) => Number(value),
+  [DATE]: (value) => value,
+};
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function handleFor(db: Db, backend: Backend): DatabaseHandle {
+  let closed: Promise<void> | undefined;
+  return {
+    db,
+    backend,
+    ping: async (timeoutMs) => {
+      await withTimeout(sql`select 1`.execute(db), timeoutMs);
+    },
+    close: () => {
+      closed ??= db.destroy();
+      return closed;
+    },
+  };
+}
+
+export interface PostgresOptions {
+  /** Called for errors of idle pooled connections (the server went away between queries). */
+  onIdleError?: (error: Error) => void;
+}
+
+export function connectPostgres(connectionString: string, options: PostgresOptions = {}) {
+  const pool = new pg.Pool({
+    connectionString,
+    max: 10,
+    // Fail fast when the server is gone instead of queueing requests forever.
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    query_timeout: 30_000,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        sharedParsers[oid] ??
+        pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  pool.on('error', (error) => options.onIdleError?.(error));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return handleFor(db, 'postgres');
+}
+
+/** Wraps an already created PGlite (tests hand in clones of a migrated template). */
+export function wrapPGlite(pglite: PGlite): DatabaseHandle {
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }),
+  });
+  return handleFor(db, 'pglite');
+}
+
+export async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
+  const options = { parsers: sharedParsers };
+  const pglite =
+    dataDir === 'memory' ? await PGlite.create(options) : await PGlite.create(dataDir, options);
+  return wrapPGlite(pglite);
+}
+
+export const pgliteParsers = sharedParsers;
+
+export interface ConnectOptions extends PostgresOptions {
+  databaseUrl: string | undefined;
+  dataDir: string;
+}
+
+export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) {
+    return connectPostgres(options.databaseUrl, options);
+  }
+  return openPGlite(options.dataDir);
+}

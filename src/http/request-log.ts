@@ -1,0 +1,76 @@
+// Request ids and the one log line per request. Secrets never reach the log: headers that
+// carry credentials and body fields that hold secrets are redacted, and only the path of a
+// URL (never its query) is written.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { LogLevel } from '../config.js';
+
+const CALLER_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** A caller's own X-Request-Id is echoed when it is 1-128 visible ASCII characters. */
+export function requestIdFor(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && CALLER_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+const SECRET_FIELDS = [
+  'authorization',
+  'password',
+  'secret',
+  'token',
+  'key',
+  'plain',
+  'device_key',
+  'access_token',
+  'refresh_token',
+  'client_secret',
+  'credentials',
+  'code',
+];
+
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'req.headers["x-device-key"]',
+  'req.headers.signature',
+  ...SECRET_FIELDS,
+  ...SECRET_FIELDS.map((field) => `*.${field}`),
+];
+
+export function loggerOptions(
+  level: LogLevel,
+  stream?: NodeJS.WritableStream,
+): FastifyServerOptions['logger'] {
+  return {
+    level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    serializers: {
+      req: (request: { method: string; url: string; id: string }) => ({
+        id: request.id,
+        method: request.method,
+        path: request.url.split('?')[0],
+      }),
+    },
+    ...(stream ? { stream } : {}),
+  } as FastifyServerOptions['logger'];
+}
+
+export function installRequestLog(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request completed',
+    );
+  });
+}

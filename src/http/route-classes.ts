@@ -1,0 +1,16 @@
+// Which requests a cross-cutting rule applies to, decided by path in one place.
+
+const MUTATING_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function isApiPath(path: string): boolean {
+  return path === '/api/v1' || path.startsWith('/api/v1/');
+}
+
+export function isMutatingMethod(method: string): boolean {
+  return MUTATING_METHODS.has(method.toUpperCase());
+}
+
+/** CONTRACT.md §4: everything under /api/v1 except the Annex B editions is metered. */
+export function isMeteredPath(path: string): boolean {
+  return isApiPath(path) && !path.startsWith('/api/v1/annex-b/');
+}

@@ -1,0 +1,64 @@
+// Process entry: config -> storage -> migrations -> app -> listen -> graceful stop.
+import type { AddressInfo } from 'node:net';
+import { buildApp } from './app.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { openStorage } from './db/storage.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+function fail(message: string): never {
+  process.stderr.write(`haven: ${message}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    fail(error instanceof ConfigError ? error.message : String(error));
+  }
+
+  const storage = await openStorage(config).catch((error: Error) => fail(error.message));
+  const app = await buildApp(config, { database: storage.database });
+  storage.onIdleError((error) => app.log.warn({ err: error }, 'database connection lost'));
+
+  await app.listen({ port: config.port, host: config.host });
+  const { port } = app.server.address() as AddressInfo;
+  if (!process.env.PUBLIC_BASE_URL) {
+    // PORT=0 picks a free port: links handed out must name the real one.
+    config.publicBaseUrl = config.publicBaseUrl.replace(/:\d+$/, `:${port}`);
+  }
+  app.log.info(
+    { url: config.publicBaseUrl, storage: storage.description, environment: config.appEnv },
+    `Haven listening on ${config.publicBaseUrl} (docs: ${config.publicBaseUrl}/docs)`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      return;
+    }
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    // In-flight requests get a bounded grace period; then their connections are cut.
+    const grace = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    grace.unref();
+    try {
+      await app.close();
+      await storage.close();
+      app.log.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`haven: failed to start: ${(error as Error)?.stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,45 @@
+// Whether this instance can serve: the database must answer. The answer is kept for a
+// second so load balancers probing every few milliseconds do not each cost a round trip.
+import type { Clock } from '../../clock.js';
+
+export interface HealthDeps {
+  ping(timeoutMs: number): Promise<void>;
+  clock: Clock;
+}
+
+export type HealthStatus = 'ok' | 'unavailable';
+
+const CACHE_MS = 1_000;
+const PING_TIMEOUT_MS = 2_000;
+
+export function createHealthService(deps: HealthDeps) {
+  let last: { status: HealthStatus; at: number } | undefined;
+  let probing: Promise<HealthStatus> | undefined;
+
+  async function probe(): Promise<HealthStatus> {
+    try {
+      await deps.ping(PING_TIMEOUT_MS);
+      return 'ok';
+    } catch {
+      return 'unavailable';
+    }
+  }
+
+  return {
+    async databaseStatus(): Promise<HealthStatus> {
+      const now = deps.clock.now().getTime();
+      if (last && now - last.at < CACHE_MS && now >= last.at) {
+        return last.status;
+      }
+      // One probe at a time; concurrent callers share its answer.
+      probing ??= probe().finally(() => {
+        probing = undefined;
+      });
+      const status = await probing;
+      last = { status, at: deps.clock.now().getTime() };
+      return status;
+    },
+  };
+}
+
+export type HealthService = ReturnType<typeof createHealthService>;
