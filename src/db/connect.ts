@@ -37,7 +37,11 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function handleFor(db: Db, backend: Backend): DatabaseHandle {
+/**
+ * `endPool` runs after Kysely's own destroy, which does nothing when no query ever ran:
+ * the pool must be ended either way, or a closed handle would keep answering.
+ */
+function handleFor(db: Db, backend: Backend, endPool: () => Promise<void>): DatabaseHandle {
   let closed: Promise<void> | undefined;
   return {
     db,
@@ -46,7 +50,7 @@ function handleFor(db: Db, backend: Backend): DatabaseHandle {
       await withTimeout(sql`select 1`.execute(db), timeoutMs);
     },
     close: () => {
-      closed ??= db.destroy();
+      closed ??= db.destroy().then(endPool);
       return closed;
     },
   };
@@ -71,17 +75,24 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
         pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
     },
   });
-  pool.on('error', (error) => options.onIdleError?.(error));
+  const onError = (error: Error) => options.onIdleError?.(error);
+  pool.on('error', onError);
+  // A connection that dies outside a query (mid-handshake, or checked out between two
+  // queries) emits 'error' on its client; unheard, that would crash the process.
+  pool.on('connect', (client) => client.on('error', onError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return handleFor(db, 'postgres');
+  return handleFor(db, 'postgres', async () => {
+    if (!pool.ended) {
+      await pool.end();
+    }
+  });
 }
 
 /** Wraps an already created PGlite (tests hand in clones of a migrated template). */
 export function wrapPGlite(pglite: PGlite): DatabaseHandle {
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }),
-  });
-  return handleFor(db, 'pglite');
+  const pool = new PGlitePool(pglite);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return handleFor(db, 'pglite', () => pool.end());
 }
 
 export async function openPGlite(dataDir: string): Promise<DatabaseHandle> {

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+function failure(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected the configuration to be refused');
+}
+
+describe('configuration (CONTRACT.md §1)', () => {
+  it('has the documented defaults', () => {
+    expect(loadConfig({})).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      appEnv: 'sandbox',
+      databaseUrl: undefined,
+      dataDir: './.data',
+      redisUrl: undefined,
+      publicBaseUrl: 'http://127.0.0.1:8080',
+      authJwksUrl: undefined,
+      authIssuer: undefined,
+      authAudience: undefined,
+      trustProxy: false,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '0.0.0.0',
+      APP_ENV: 'production',
+      DATABASE_URL: 'postgres://u@db:5432/haven',
+      DATA_DIR: 'memory',
+      REDIS_URL: 'redis://cache:6379',
+      PUBLIC_BASE_URL: 'https://api.haven.dev/',
+      AUTH_JWKS_URL: 'https://id.example/jwks.json',
+      AUTH_ISSUER: 'https://id.example/',
+      AUTH_AUDIENCE: 'haven',
+      TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
+      LOG_LEVEL: 'warn',
+    });
+    expect(config).toMatchObject({
+      port: 0,
+      host: '0.0.0.0',
+      appEnv: 'production',
+      publicBaseUrl: 'https://api.haven.dev',
+      trustProxy: ['10.0.0.0/8', '192.168.1.1'],
+      logLevel: 'warn',
+      authAudience: 'haven',
+    });
+  });
+
+  it('derives PUBLIC_BASE_URL from HOST and PORT', () => {
+    expect(loadConfig({ HOST: '::1', PORT: '9000' }).publicBaseUrl).toBe('http://[::1]:9000');
+  });
+
+  it('stops on a bad value with one line naming the variable', () => {
+    expect(failure({ PORT: 'eighty' })).toBe(
+      'PORT: must be an integer from 0 to 65535, got "eighty"',
+    );
+    expect(failure({ PORT: '70000' })).toMatch(/^PORT: /);
+    expect(failure({ APP_ENV: 'staging' })).toBe(
+      'APP_ENV: must be "sandbox" or "production", got "staging"',
+    );
+    expect(failure({ DATABASE_URL: 'mysql://x' })).toBe(
+      'DATABASE_URL: must use postgres or postgresql',
+    );
+    expect(failure({ REDIS_URL: 'not a url' })).toBe('REDIS_URL: must be an absolute URL');
+    expect(failure({ LOG_LEVEL: 'loud' })).toMatch(/^LOG_LEVEL: must be one of/);
+    expect(failure({ TRUST_PROXY: 'maybe' })).toMatch(/^TRUST_PROXY: /);
+    expect(failure({ PUBLIC_BASE_URL: 'ftp://x' })).toBe('PUBLIC_BASE_URL: must use http or https');
+    for (const message of [failure({ PORT: '-1' }), failure({ APP_ENV: 'x' })]) {
+      expect(message).not.toContain('\n');
+    }
+  });
+
+  it('refuses production without the identity provider settings', () => {
+    expect(failure({ APP_ENV: 'production' })).toBe(
+      'AUTH_JWKS_URL: is required when APP_ENV=production',
+    );
+    expect(failure({ APP_ENV: 'production', AUTH_JWKS_URL: 'https://id.example/jwks' })).toBe(
+      'AUTH_ISSUER: is required when AUTH_JWKS_URL is set',
+    );
+  });
+
+  it('accepts the forms of TRUST_PROXY', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+  });
+});

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../../../test/app.js';
+import { TestClock } from '../../../test/clock.js';
+import { createTestDatabase } from '../../../test/database.js';
+import { eventually, TcpProxy } from '../../../test/tcp-proxy.js';
+import { connectPostgres } from '../../db/connect.js';
+
+describe('GET /health', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('is 200 ok while the database answers, and is not metered', async () => {
+    const res = await t.app.inject({ url: '/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok', environment: 'sandbox', database: 'ok' });
+    expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+  });
+
+  it('is 503 unavailable in the house envelope once the database is gone', async () => {
+    const database = await createTestDatabase();
+    const app = await buildTestApp({ database });
+    await database.handle.close();
+    app.clock.advance(5_000);
+    const res = await app.app.inject({ url: '/health' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({
+      status: 'unavailable',
+      error: 'Service Unavailable',
+      message: 'database unavailable',
+      code: 503,
+      database: 'unavailable',
+    });
+    await app.app.close();
+    await database.drop();
+  });
+});
+
+const databaseUrl = process.env.DATABASE_URL;
+
+describe.runIf(databaseUrl)('GET /health when PostgreSQL goes away and comes back', () => {
+  it('answers 503 while the connection is cut and recovers by itself', async () => {
+    const database = await createTestDatabase();
+    const target = new URL(database.url ?? '');
+    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    await proxy.start();
+    const viaProxy = new URL(target);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    const handle = connectPostgres(viaProxy.toString());
+    const clock = new TestClock();
+    const t = await buildTestApp({ database: { ...database, handle }, clock });
+    const health = async () => {
+      clock.advance(2_000); // step past the one-second answer cache
+      return (await t.app.inject({ url: '/health' })).statusCode;
+    };
+    try {
+      expect(await health()).toBe(200);
+      await proxy.cut();
+      await eventually(async () => (await health()) === 503, 'health to report 503');
+      await proxy.restore();
+      await eventually(async () => (await health()) === 200, 'health to recover');
+    } finally {
+      await t.app.close();
+      await handle.close();
+      await proxy.cut();
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,105 @@
+// The real process, as `npm start` runs it: start, serve, refuse a second owner of the
+// embedded data directory, stop cleanly on SIGTERM.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+
+function run(script: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (chunk) => {
+    output.stdout += String(chunk);
+  });
+  child.stderr?.on('data', (chunk) => {
+    output.stderr += String(chunk);
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output, exited };
+}
+
+async function waitForLine(
+  output: { stdout: string },
+  pattern: RegExp,
+  child: ChildProcess,
+): Promise<RegExpExecArray> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const match = pattern.exec(output.stdout);
+    if (match) {
+      return match;
+    }
+    if (child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`no line matching ${pattern}; output:\n${output.stdout}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('the server process', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'haven-proc-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('refuses a bad variable with one line naming it', async () => {
+    const { output, exited } = run('src/main.ts', { APP_ENV: 'staging' });
+    expect(await exited).toBe(1);
+    expect(output.stderr.trim()).toBe(
+      'haven: APP_ENV: must be "sandbox" or "production", got "staging"',
+    );
+  });
+
+  it('serves on embedded storage, keeps others off its data, and stops cleanly on SIGTERM', async () => {
+    const server = run('src/main.ts', { PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+    try {
+      const [, url] = await waitForLine(
+        server.output,
+        /Haven listening on (http:\/\/127\.0\.0\.1:\d+)/,
+        server.child,
+      );
+      const health = await fetch(`${url}/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toMatchObject({ status: 'ok' });
+      expect(existsSync(join(dataDir, 'haven.lock'))).toBe(true);
+
+      const migrate = run('src/cli/migrate.ts', { DATA_DIR: dataDir });
+      expect(await migrate.exited).not.toBe(0);
+      const refusal = migrate.output.stderr.trim();
+      expect(refusal.split('\n')).toHaveLength(1);
+      expect(refusal).toMatch(/in use by process \d+; stop the server first$/);
+
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      expect(server.output.stdout).toContain('"msg":"stopped"');
+      expect(existsSync(join(dataDir, 'haven.lock'))).toBe(false);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+
+    // With the server gone, the operator command owns the directory.
+    const migrate = run('src/cli/migrate.ts', { DATA_DIR: dataDir });
+    expect(await migrate.exited).toBe(0);
+    expect(migrate.output.stdout).toMatch(/migrations up to date/);
+  });
+
+  it('takes over the lock after the server was killed with SIGKILL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'haven-kill-'));
+    try {
+      const first = run('src/main.ts', { PORT: '0', DATA_DIR: dir });
+      await waitForLine(first.output, /Haven listening on/, first.child);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      expect(existsSync(join(dir, 'haven.lock'))).toBe(true);
+      const migrate = run('src/cli/migrate.ts', { DATA_DIR: dir });
+      expect(await migrate.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
