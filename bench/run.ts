@@ -13,8 +13,47 @@ interface Row {
   body?: string;
 }
 
+async function call(url: string, init: RequestInit & { json?: unknown } = {}) {
+  const res = await fetch(url, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+    body: init.json === undefined ? init.body : JSON.stringify(init.json),
+  });
+  if (!res.ok) {
+    throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
+  }
+  return (await res.json()) as Record<string, string>;
+}
+
+/** Credentials made through the API, as a developer would: a session, an org, a key. */
+async function credentials(base: string) {
+  const session = await call(`${base}/api/v1/sandbox/session-token`, { method: 'POST', json: {} });
+  const auth = { authorization: `Bearer ${session.access_token}` };
+  const org = await call(`${base}/api/v1/developers/orgs`, {
+    method: 'POST',
+    headers: auth,
+    json: { name: 'Bench Org' },
+  });
+  const key = await call(`${base}/api/v1/developers/orgs/${org.id}/keys`, {
+    method: 'POST',
+    headers: auth,
+    json: { name: 'bench', environment: 'test' },
+  });
+  return { session: auth, key: { authorization: `Bearer ${key.key}` } };
+}
+
 /** Later capabilities add their hot routes here. */
-const ROWS: Row[] = [{ name: 'GET /health', path: '/health' }];
+function rows(auth: Awaited<ReturnType<typeof credentials>>): Row[] {
+  return [
+    { name: 'GET /health', path: '/health' },
+    { name: 'GET /api/v1/auth/me (session JWT)', path: '/api/v1/auth/me', headers: auth.session },
+    {
+      name: 'GET /api/v1/developer/families (API key)',
+      path: '/api/v1/developer/families',
+      headers: auth.key,
+    },
+  ];
+}
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -95,10 +134,15 @@ try {
     '| route | bare req/s | Haven req/s | vs bare | Haven p50 ms | Haven p99 ms | non-2xx |',
     '|---|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const row of ROWS) {
+  for (const row of rows(await credentials(haven.url))) {
     // Warm both (JIT, caches) before measuring.
     await autocannon({ url: `${bare.url}${row.path}`, duration: 1, connections: CONNECTIONS });
-    await autocannon({ url: `${haven.url}${row.path}`, duration: 1, connections: CONNECTIONS });
+    await autocannon({
+      url: `${haven.url}${row.path}`,
+      headers: row.headers,
+      duration: 1,
+      connections: CONNECTIONS,
+    });
     const yardstick = await load(bare.url, { ...row, path: row.path });
     const figures = await load(haven.url, row);
     const ratio = ((figures.rps / yardstick.rps) * 100).toFixed(1);

@@ -2,6 +2,7 @@
 // Tests build it on their own database and clock; main.ts builds it for real.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { enforceAuthentication, installAuthentication } from './auth/authenticate.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config, TrustProxy } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
@@ -14,6 +15,11 @@ import { installSecurityHeaders } from './http/security-headers.js';
 import { installValidators } from './http/validator.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { createHealthService } from './modules/health/service.js';
+import { createIdentity, registerIdentityRoutes } from './modules/identity.js';
+import { installUsageMetering } from './modules/usage/metering.js';
+import { createUsageRecorder } from './modules/usage/recorder.js';
+import { installRateLimit } from './ratelimit/plugin.js';
+import { createMemoryStore, createRedisStore } from './ratelimit/stores.js';
 
 export interface AppDeps {
   database: DatabaseHandle;
@@ -59,10 +65,31 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installRequestLog(app);
   installSecurityHeaders(app);
   await registerOpenApi(app, config);
-  installIdempotency(app, deps.database.db, clock);
+  const db = deps.database.db;
+  const identity = await createIdentity(config, { db, clock }, app.log);
+  app.addHook('onClose', () => identity.bus.close());
+
+  // onRequest order matters: who is calling, then metering (which counts failed
+  // authentication against the client IP), then the 401/403 answers.
+  installAuthentication(app, {
+    appEnv: config.appEnv,
+    sessions: identity.authority.verifier,
+    users: identity.users,
+    apiKeys: identity.apiKeys,
+    mcpTokens: identity.mcpTokens,
+  });
+  const rateLimits = config.redisUrl
+    ? createRedisStore(config.redisUrl, app.log)
+    : createMemoryStore();
+  app.addHook('onClose', () => rateLimits.close());
+  installRateLimit(app, { store: rateLimits, clock, orgLimit: identity.orgs.rateLimitOf });
+  enforceAuthentication(app);
+  installUsageMetering(app, createUsageRecorder({ db, log: app.log }), clock);
+  installIdempotency(app, db, clock);
 
   const health = createHealthService({ ping: deps.database.ping, clock });
   await app.register(healthRoutes(health, config.appEnv));
+  await registerIdentityRoutes(app, identity);
 
   for (const plugin of deps.plugins ?? []) {
     await app.register(plugin);

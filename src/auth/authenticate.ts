@@ -1,0 +1,161 @@
+// The one place a request's credential becomes a principal (CONTRACT.md §2). Routes declare
+// what they accept in `config.auth` (and `config.scope` for API keys); this hook runs before
+// anything else of theirs and answers 401/403 with the contract's exact messages.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppEnv } from '../config.js';
+import { BadRequestError, ForbiddenError, UnauthorizedError } from '../http/errors.js';
+import type { ApiKeysService } from '../modules/api-keys/service.js';
+import type { McpTokensService } from '../modules/mcp-tokens/service.js';
+import type { UsersService } from '../modules/users/service.js';
+import { type Credential, readCredential } from './credentials.js';
+import { type AuthMode, callerKeyOf, type Principal } from './principal.js';
+import { grants } from './scopes.js';
+import { SECRET_PREFIXES } from './secrets.js';
+import type { SessionVerifier } from './session-verifier.js';
+
+export interface AuthDeps {
+  appEnv: AppEnv;
+  sessions: SessionVerifier;
+  users: Pick<UsersService, 'resolveSessionUser'>;
+  apiKeys: Pick<ApiKeysService, 'verifyKey'>;
+  mcpTokens: Pick<McpTokensService, 'verifyToken'>;
+}
+
+const MESSAGES = {
+  missingHeader: 'missing authorization header',
+  badFormat: 'invalid authorization header format',
+  badToken: 'invalid or expired token',
+  badKey: 'invalid API key',
+  revokedKey: 'API key has been revoked',
+  expiredKey: 'API key has expired',
+  noApiScopes: 'no API scopes in context',
+} as const;
+
+/** Sandbox sessions are named by the caller; the name keys their data (spec: Quick setup). */
+const SANDBOX_SESSION = /^[\x21-\x7e]{1,128}$/;
+const SANDBOX_ISSUER = 'haven-sandbox-session';
+
+export function installAuthentication(app: FastifyInstance, deps: AuthDeps): void {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('authFailure', null);
+
+  async function fromSession(token: string): Promise<Principal> {
+    const claims = await deps.sessions.verify(token);
+    const user = await deps.users.resolveSessionUser(claims);
+    return { kind: 'user', userId: user.id };
+  }
+
+  async function fromApiKey(secret: string): Promise<Principal> {
+    // A live key works only on a production deployment (CONTRACT.md §2).
+    if (deps.appEnv !== 'production' && secret.startsWith(SECRET_PREFIXES.liveKey)) {
+      throw new UnauthorizedError(MESSAGES.badKey);
+    }
+    const result = await deps.apiKeys.verifyKey(secret);
+    switch (result.outcome) {
+      case 'unknown':
+        throw new UnauthorizedError(MESSAGES.badKey);
+      case 'revoked':
+        throw new UnauthorizedError(MESSAGES.revokedKey);
+      case 'expired':
+        throw new UnauthorizedError(MESSAGES.expiredKey);
+    }
+    const { id, org_id, environment, scopes } = result.key;
+    return { kind: 'key', keyId: id, orgId: org_id, environment, scopes };
+  }
+
+  async function fromMcpToken(secret: string): Promise<Principal> {
+    const result = await deps.mcpTokens.verifyToken(secret);
+    if (result.outcome !== 'valid') {
+      throw new UnauthorizedError(MESSAGES.badToken);
+    }
+    const { id, userId, familyId } = result.token;
+    return { kind: 'mcp', tokenId: id, userId, familyId };
+  }
+
+  async function anonymousSandbox(request: FastifyRequest): Promise<Principal> {
+    const header = request.headers['x-sandbox-session'];
+    const session = typeof header === 'string' ? header : 'default';
+    if (!SANDBOX_SESSION.test(session)) {
+      throw new BadRequestError('X-Sandbox-Session must be 1-128 printable characters');
+    }
+    const user = await deps.users.resolveSessionUser({
+      issuer: SANDBOX_ISSUER,
+      subject: session,
+      email: '',
+      name: `Sandbox session ${session}`,
+    });
+    return { kind: 'sandbox', session, userId: user.id };
+  }
+
+  async function resolve(
+    mode: Exclude<AuthMode, 'public'>,
+    credential: Credential,
+    request: FastifyRequest,
+  ): Promise<Principal> {
+    if (mode === 'developer') {
+      if (credential.kind !== 'apiKey') {
+        throw new ForbiddenError(MESSAGES.noApiScopes);
+      }
+      return fromApiKey(credential.secret);
+    }
+    switch (credential.kind) {
+      case 'none':
+        if (mode === 'product' && deps.appEnv === 'sandbox') {
+          return anonymousSandbox(request);
+        }
+        throw new UnauthorizedError(MESSAGES.missingHeader);
+      case 'malformed':
+        throw new UnauthorizedError(MESSAGES.badFormat);
+      case 'session':
+        return fromSession(credential.token);
+      case 'apiKey':
+        // Management routes never take a key (spec rule 8).
+        if (mode === 'session') {
+          throw new UnauthorizedError(MESSAGES.badToken);
+        }
+        return fromApiKey(credential.secret);
+      case 'mcpToken':
+        if (mode === 'session') {
+          throw new UnauthorizedError(MESSAGES.badToken);
+        }
+        return fromMcpToken(credential.secret);
+    }
+  }
+
+  // Resolving never throws: a failure is kept on the request, so that metering can still
+  // count it (against the client IP) before enforceAuthentication answers 401/403.
+  app.addHook('onRequest', async (request) => {
+    const config = request.routeOptions.config;
+    const mode = config?.auth ?? 'public';
+    if (mode === 'public') {
+      return;
+    }
+    try {
+      const principal = await resolve(mode, readCredential(request.headers), request);
+      request.principal = principal;
+      request.callerKey = callerKeyOf(principal);
+    } catch (error) {
+      request.authFailure = error as Error;
+    }
+  });
+}
+
+/** Answers the failures resolution found, and checks the key's scope for the route. */
+export function enforceAuthentication(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.authFailure) {
+      throw request.authFailure;
+    }
+    const scope = request.routeOptions.config?.scope;
+    const principal = request.principal;
+    if (scope && principal?.kind === 'key' && !grants(principal.scopes, scope)) {
+      throw new ForbiddenError(`missing required scope: ${scope}`);
+    }
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    authFailure: Error | null;
+  }
+}

@@ -1,0 +1,64 @@
+// Who a request acts for, and what each route accepts. Routes declare `config.auth` (and
+// `config.scope` for API keys); the auth plugin resolves `request.principal` from it.
+import type { FastifyRequest } from 'fastify';
+import type { Scope } from './scopes.js';
+
+export type Environment = 'test' | 'live';
+
+export type Principal =
+  | { kind: 'user'; userId: string }
+  | { kind: 'mcp'; userId: string; familyId: string; tokenId: string }
+  | { kind: 'key'; keyId: string; orgId: string; environment: Environment; scopes: Scope[] }
+  /** Sandbox caller without a credential: the stable sandbox user of its X-Sandbox-Session. */
+  | { kind: 'sandbox'; session: string; userId: string };
+
+/**
+ * - `public`: no credential is read.
+ * - `session`: management routes; only a session bearer (CONTRACT.md §2).
+ * - `product`: a session, an MCP token or an API key; on a sandbox deployment no credential
+ *   at all acts as the anonymous sandbox caller.
+ * - `developer`: `/api/v1/developer/**`; only an API key.
+ */
+export type AuthMode = 'public' | 'session' | 'product' | 'developer';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    /** Required of API keys on product and developer routes. */
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+/** Identifies the caller for per-caller state (idempotency receipts, later rate buckets). */
+export function callerKeyOf(principal: Principal): string {
+  switch (principal.kind) {
+    case 'user':
+      return `user:${principal.userId}`;
+    case 'mcp':
+      return `mcp:${principal.tokenId}`;
+    case 'key':
+      return `org:${principal.orgId}:${principal.environment}`;
+    case 'sandbox':
+      return `sandbox:${principal.session}`;
+  }
+}
+
+/** The user of a session-only route; the auth plugin guarantees one is there. */
+export function sessionUserId(request: FastifyRequest): string {
+  const principal = request.principal;
+  if (principal?.kind !== 'user') {
+    throw new Error('route declared auth: session but no session principal was resolved');
+  }
+  return principal.userId;
+}
+
+/** The principal of a route that declared an auth mode other than `public`. */
+export function requirePrincipal(request: FastifyRequest): Principal {
+  if (!request.principal) {
+    throw new Error('route needs a principal but none was resolved');
+  }
+  return request.principal;
+}

@@ -1,0 +1,196 @@
+// Developer API keys: minted for an org by its owners and admins, shown once, verified on
+// every key-authenticated request from a short-lived cache.
+import { randomUUID } from 'node:crypto';
+import type { Environment } from '../../auth/principal.js';
+import { isScope, type Scope } from '../../auth/scopes.js';
+import {
+  displayPrefix,
+  generateSecret,
+  hashSecret,
+  isWellFormed,
+  SECRET_PREFIXES,
+} from '../../auth/secrets.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connect.js';
+import {
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  UnprocessableError,
+} from '../../http/errors.js';
+import type { OrgsService } from '../orgs/service.js';
+import type { CachedKey, KeyCache } from './key-cache.js';
+import {
+  type ApiKeyRow,
+  findApiKeyByHash,
+  insertApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from './store.js';
+
+export interface CreateKeyInput {
+  name: string;
+  environment: string;
+  scopes?: string[];
+  expires_at?: string;
+}
+
+export type KeyVerification =
+  | { outcome: 'valid'; key: CachedKey & { scopes: Scope[] } }
+  | { outcome: 'unknown' }
+  | { outcome: 'revoked' }
+  | { outcome: 'expired' };
+
+const KEY_NOT_FOUND = 'API key not found';
+
+function prefixFor(environment: Environment): string {
+  return environment === 'live' ? SECRET_PREFIXES.liveKey : SECRET_PREFIXES.testKey;
+}
+
+function parseScopes(scopes: string[] | undefined): Scope[] {
+  const unique = [...new Set(scopes ?? [])];
+  for (const scope of unique) {
+    if (!isScope(scope)) {
+      throw new BadRequestError(`invalid scope requested: ${scope}`);
+    }
+  }
+  return unique as Scope[];
+}
+
+export type ApiKeyWithSecret = ApiKeyRow & { key: string };
+
+export function createApiKeysService(deps: {
+  db: Db;
+  clock: Clock;
+  orgs: Pick<OrgsService, 'requireMember' | 'requireManager'>;
+  cache: KeyCache;
+}) {
+  const { db, clock, cache } = deps;
+
+  function mint(
+    template: Pick<ApiKeyRow, 'org_id' | 'name' | 'environment' | 'scopes' | 'expires_at'>,
+    createdBy: string,
+  ): ApiKeyWithSecret {
+    const prefix = prefixFor(template.environment);
+    const secret = generateSecret(prefix);
+    return {
+      ...template,
+      id: randomUUID(),
+      created_by: createdBy,
+      key_prefix: displayPrefix(secret, prefix),
+      key_hash: hashSecret(secret),
+      revoked_at: null,
+      last_used_at: null,
+      last_used_ip: null,
+      created_at: clock.now(),
+      key: secret,
+    };
+  }
+
+  function withoutSecret(row: ApiKeyWithSecret): ApiKeyRow {
+    const { key: _secret, ...stored } = row;
+    return stored;
+  }
+
+  return {
+    async createKey(userId: string, orgId: string, input: CreateKeyInput) {
+      await deps.orgs.requireManager(orgId, userId);
+      const name = input.name.trim();
+      if (name === '') {
+        throw new BadRequestError('name is required');
+      }
+      if (input.environment !== 'test' && input.environment !== 'live') {
+        throw new BadRequestError("environment must be 'live' or 'test'");
+      }
+      const scopes = parseScopes(input.scopes);
+      let expiresAt: Date | null = null;
+      if (input.expires_at !== undefined) {
+        expiresAt = new Date(input.expires_at);
+        if (expiresAt.getTime() <= clock.now().getTime()) {
+          throw new UnprocessableError('expires_at must be in the future');
+        }
+      }
+      const row = mint(
+        { org_id: orgId, name, environment: input.environment, scopes, expires_at: expiresAt },
+        userId,
+      );
+      await insertApiKey(db, withoutSecret(row));
+      return row;
+    },
+
+    async listKeys(userId: string, orgId: string): Promise<ApiKeyRow[]> {
+      await deps.orgs.requireMember(orgId, userId);
+      return listApiKeys(db, orgId);
+    },
+
+    /** 204 again when already revoked: deleting is idempotent. */
+    async revokeKey(userId: string, orgId: string, keyId: string): Promise<void> {
+      await deps.orgs.requireManager(orgId, userId);
+      const row = await revokeApiKey(db, orgId, keyId, clock.now());
+      if (!row) {
+        throw new NotFoundError(KEY_NOT_FOUND);
+      }
+      await cache.invalidate(row.key_hash);
+    },
+
+    /** A new key with the old one's name, environment, scopes and expiry; the old one dies. */
+    async regenerateKey(userId: string, orgId: string, keyId: string) {
+      await deps.orgs.requireManager(orgId, userId);
+      const now = clock.now();
+      const result = await db.transaction().execute(async (trx) => {
+        const old = await trx
+          .selectFrom('developer_api_keys')
+          .selectAll()
+          .where('org_id', '=', orgId)
+          .where('id', '=', keyId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!old) {
+          throw new NotFoundError(KEY_NOT_FOUND);
+        }
+        if (old.revoked_at !== null) {
+          throw new ConflictError('API key has been revoked; create a new key instead');
+        }
+        if (old.expires_at !== null && old.expires_at.getTime() <= now.getTime()) {
+          throw new ConflictError('API key has expired; create a new key instead');
+        }
+        const fresh = mint(old, userId);
+        await revokeApiKey(trx, orgId, keyId, now);
+        await insertApiKey(trx, withoutSecret(fresh));
+        return { fresh, oldHash: old.key_hash };
+      });
+      await cache.invalidate(result.oldHash);
+      return result.fresh;
+    },
+
+    /** The outcome for a presented secret; the auth plugin turns it into 401/403. */
+    async verifyKey(secret: string): Promise<KeyVerification> {
+      const wellFormed =
+        isWellFormed(secret, SECRET_PREFIXES.testKey) ||
+        isWellFormed(secret, SECRET_PREFIXES.liveKey);
+      if (!wellFormed) {
+        return { outcome: 'unknown' };
+      }
+      const keyHash = hashSecret(secret);
+      let key = cache.get(keyHash);
+      if (!key) {
+        const row = await findApiKeyByHash(db, keyHash);
+        if (!row) {
+          return { outcome: 'unknown' };
+        }
+        const { id, org_id, environment, scopes, expires_at, revoked_at } = row;
+        key = { id, org_id, environment, scopes, expires_at, revoked_at };
+        cache.set(keyHash, key);
+      }
+      if (key.revoked_at !== null) {
+        return { outcome: 'revoked' };
+      }
+      if (key.expires_at !== null && key.expires_at.getTime() <= clock.now().getTime()) {
+        return { outcome: 'expired' };
+      }
+      return { outcome: 'valid', key: { ...key, scopes: key.scopes as Scope[] } };
+    },
+  };
+}
+
+export type ApiKeysService = ReturnType<typeof createApiKeysService>;

@@ -1,0 +1,69 @@
+// Metering (CONTRACT.md §4): every request under /api/v1 (but the Annex B editions) counts
+// against one bucket: its org for API keys, its user for sessions and MCP tokens, its client
+// IP otherwise (including failed authentication). Headers go on every metered response.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.js';
+import { AppError } from '../http/errors.js';
+import { isMeteredPath } from '../http/route-classes.js';
+import type { WindowDecision } from './sliding-window.js';
+import type { RateLimitStore } from './stores.js';
+
+export const DEFAULT_LIMIT = 100;
+
+export interface RateLimitDeps {
+  store: RateLimitStore;
+  clock: Clock;
+  /** The org's `rate_limit_rpm` (cached briefly by the caller). */
+  orgLimit(orgId: string): Promise<number>;
+}
+
+interface Bucket {
+  key: string;
+  limit: number;
+  kind: 'org' | 'user' | 'ip';
+}
+
+async function bucketOf(request: FastifyRequest, deps: RateLimitDeps): Promise<Bucket> {
+  const principal = request.principal;
+  switch (principal?.kind) {
+    case 'key':
+      return {
+        key: `org:${principal.orgId}`,
+        limit: await deps.orgLimit(principal.orgId),
+        kind: 'org',
+      };
+    case 'user':
+    case 'mcp':
+      return { key: `user:${principal.userId}`, limit: DEFAULT_LIMIT, kind: 'user' };
+    default:
+      // No credential (a sandbox caller), a failed one, or a public route.
+      return { key: `ip:${request.ip}`, limit: DEFAULT_LIMIT, kind: 'ip' };
+  }
+}
+
+function setHeaders(reply: FastifyReply, decision: WindowDecision): void {
+  reply.header('x-ratelimit-limit', decision.limit);
+  reply.header('x-ratelimit-remaining', decision.remaining);
+  reply.header('x-ratelimit-reset', decision.resetAt);
+}
+
+export function installRateLimit(app: FastifyInstance, deps: RateLimitDeps): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (!isMeteredPath(request.url.split('?')[0] ?? '')) {
+      return;
+    }
+    const bucket = await bucketOf(request, deps);
+    const decision = await deps.store.hit(bucket.key, bucket.limit, deps.clock.now().getTime());
+    setHeaders(reply, decision);
+    if (decision.allowed) {
+      return;
+    }
+    if (bucket.kind === 'ip') {
+      reply.header('x-ratelimit-remaining', 0);
+      reply.header('retry-after', 60);
+      return reply.code(429).type('text/plain; charset=utf-8').send('Too Many Requests');
+    }
+    reply.header('retry-after', decision.retryAfter);
+    throw new AppError(429, 'rate limit exceeded');
+  });
+}
