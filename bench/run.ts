@@ -1,9 +1,18 @@
-// `npm run bench`: the bare node:http yardstick and Haven (embedded database, in memory),
+// `npm run bench`: the bare node:http yardstick and Haven (embedded database, seeded on disk),
 // each in its own process, loaded in turn by autocannon from this one. Figures are ratios
 // to bare in the same run, so they mean the same on any machine. Never part of `npm test`.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { buildApp } from '../src/app.js';
+import { systemClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import { openStorage } from '../src/db/storage.js';
+import { createOrgsService } from '../src/modules/orgs/service.js';
+import { createUsersService } from '../src/modules/users/service.js';
 
 interface Row {
   name: string;
@@ -13,42 +22,66 @@ interface Row {
   body?: string;
 }
 
-async function call(url: string, init: RequestInit & { json?: unknown } = {}) {
-  const res = await fetch(url, {
-    ...init,
-    headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
-    body: init.json === undefined ? init.body : JSON.stringify(init.json),
-  });
-  if (!res.ok) {
-    throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
-  }
-  return (await res.json()) as Record<string, string>;
+interface Credentials {
+  session: Record<string, string>;
+  key: Record<string, string>;
 }
 
-/** Credentials made through the API, as a developer would: a session, an org, a key. */
-async function credentials(base: string) {
-  const session = await call(`${base}/api/v1/sandbox/session-token`, { method: 'POST', json: {} });
-  const auth = { authorization: `Bearer ${session.access_token}` };
-  const org = await call(`${base}/api/v1/developers/orgs`, {
-    method: 'POST',
-    headers: auth,
-    json: { name: 'Bench Org' },
+/**
+ * Seeds the embedded database before the server owns it: a session user, an org raised to
+ * an effectively unlimited tier (so the bench measures serving, not 429s) and a key — all
+ * made through the API, in this process, then handed over on disk.
+ */
+async function seed(dataDir: string): Promise<Credentials> {
+  const storage = await openStorage({ databaseUrl: undefined, dataDir });
+  const app = await buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), {
+    database: storage.database,
   });
-  const key = await call(`${base}/api/v1/developers/orgs/${org.id}/keys`, {
-    method: 'POST',
-    headers: auth,
-    json: { name: 'bench', environment: 'test' },
-  });
-  return { session: auth, key: { authorization: `Bearer ${key.key}` } };
+  try {
+    const session = (
+      await app.inject({ method: 'POST', url: '/api/v1/sandbox/session-token' })
+    ).json();
+    const auth = { authorization: `Bearer ${session.access_token}` };
+    const org = (
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/developers/orgs',
+        headers: auth,
+        payload: { name: 'Bench' },
+      })
+    ).json();
+    const key = (
+      await app.inject({
+        method: 'POST',
+        url: `/api/v1/developers/orgs/${org.id}/keys`,
+        headers: auth,
+        payload: { name: 'bench', environment: 'test' },
+      })
+    ).json();
+    const deps = { db: storage.database.db, clock: systemClock };
+    await createOrgsService({ ...deps, users: createUsersService(deps) }).setTier(
+      org.id,
+      'bench',
+      1e9,
+    );
+    return { session: auth, key: { authorization: `Bearer ${key.key}` } };
+  } finally {
+    await app.close();
+    await storage.close();
+  }
 }
 
 /** Later capabilities add their hot routes here. */
-function rows(auth: Awaited<ReturnType<typeof credentials>>): Row[] {
+function rows(auth: Credentials): Row[] {
   return [
     { name: 'GET /health', path: '/health' },
-    { name: 'GET /api/v1/auth/me (session JWT)', path: '/api/v1/auth/me', headers: auth.session },
     {
-      name: 'GET /api/v1/developer/families (API key)',
+      name: 'GET /api/v1/developer/platforms (API key, catalog)',
+      path: '/api/v1/developer/platforms',
+      headers: auth.key,
+    },
+    {
+      name: 'GET /api/v1/developer/families (API key, database read)',
       path: '/api/v1/developer/families',
       headers: auth.key,
     },
@@ -122,9 +155,11 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+const dataDir = mkdtempSync(join(tmpdir(), 'haven-bench-'));
+const auth = await seed(dataDir);
 const bare = await startServer(['bench/bare-server.mjs'], {});
 const haven = await startServer(['dist/main.js'], {
-  DATA_DIR: 'memory',
+  DATA_DIR: dataDir,
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
 });
 try {
@@ -134,7 +169,7 @@ try {
     '| route | bare req/s | Haven req/s | vs bare | Haven p50 ms | Haven p99 ms | non-2xx |',
     '|---|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const row of rows(await credentials(haven.url))) {
+  for (const row of rows(auth)) {
     // Warm both (JIT, caches) before measuring.
     await autocannon({ url: `${bare.url}${row.path}`, duration: 1, connections: CONNECTIONS });
     await autocannon({
@@ -153,4 +188,5 @@ try {
   process.stdout.write(`${lines.join('\n')}\n`);
 } finally {
   await Promise.all([stop(bare.child), stop(haven.child)]);
+  rmSync(dataDir, { recursive: true, force: true });
 }

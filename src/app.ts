@@ -11,7 +11,6 @@ import { installIdempotency } from './http/idempotency.js';
 import { BODY_LIMIT_BYTES, installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { installRequestLog, loggerOptions, requestIdFor } from './http/request-log.js';
-import { installSecurityHeaders } from './http/security-headers.js';
 import { installValidators } from './http/validator.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { createHealthService } from './modules/health/service.js';
@@ -63,7 +62,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installJsonBodyParser(app);
   installErrorHandler(app);
   installRequestLog(app);
-  installSecurityHeaders(app);
   await registerOpenApi(app, config);
   const db = deps.database.db;
   const identity = await createIdentity(config, { db, clock }, app.log);

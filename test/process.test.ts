@@ -74,6 +74,16 @@ describe('the server process', () => {
       expect(refusal.split('\n')).toHaveLength(1);
       expect(refusal).toMatch(/in use by process \d+; stop the server first$/);
 
+      // `npm run token` asks the running server (which owns the data directory).
+      const token = run('src/cli/token.ts', { DATA_DIR: dataDir, PUBLIC_BASE_URL: url ?? '' });
+      expect(await token.exited).toBe(0);
+      const jwt = token.output.stdout.trim();
+      expect(jwt.split('.')).toHaveLength(3);
+      const me = await fetch(`${url}/api/v1/auth/me`, {
+        headers: { authorization: `Bearer ${jwt}` },
+      });
+      expect(me.status).toBe(200);
+
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);
       expect(server.output.stdout).toContain('"msg":"stopped"');
@@ -82,10 +92,13 @@ describe('the server process', () => {
       server.child.kill('SIGKILL');
     }
 
-    // With the server gone, the operator command owns the directory.
+    // With the server gone, the operator commands own the directory.
     const migrate = run('src/cli/migrate.ts', { DATA_DIR: dataDir });
     expect(await migrate.exited).toBe(0);
     expect(migrate.output.stdout).toMatch(/migrations up to date/);
+    const offline = run('src/cli/token.ts', { DATA_DIR: dataDir, PORT: '9' });
+    expect(await offline.exited).toBe(0);
+    expect(offline.output.stdout.trim().split('.')).toHaveLength(3);
   });
 
   it('takes over the lock after the server was killed with SIGKILL', async () => {

@@ -124,33 +124,40 @@ export function installAuthentication(app: FastifyInstance, deps: AuthDeps): voi
 
   // Resolving never throws: a failure is kept on the request, so that metering can still
   // count it (against the client IP) before enforceAuthentication answers 401/403.
-  app.addHook('onRequest', async (request) => {
-    const config = request.routeOptions.config;
-    const mode = config?.auth ?? 'public';
+  app.addHook('onRequest', (request, _reply, done) => {
+    const mode = request.routeOptions.config?.auth ?? 'public';
     if (mode === 'public') {
+      done();
       return;
     }
-    try {
-      const principal = await resolve(mode, readCredential(request.headers), request);
-      request.principal = principal;
-      request.callerKey = callerKeyOf(principal);
-    } catch (error) {
-      request.authFailure = error as Error;
-    }
+    resolve(mode, readCredential(request.headers), request).then(
+      (principal) => {
+        request.principal = principal;
+        request.callerKey = callerKeyOf(principal);
+        done();
+      },
+      (error: Error) => {
+        request.authFailure = error;
+        done();
+      },
+    );
   });
 }
 
 /** Answers the failures resolution found, and checks the key's scope for the route. */
 export function enforceAuthentication(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     if (request.authFailure) {
-      throw request.authFailure;
+      done(request.authFailure);
+      return;
     }
     const scope = request.routeOptions.config?.scope;
     const principal = request.principal;
     if (scope && principal?.kind === 'key' && !grants(principal.scopes, scope)) {
-      throw new ForbiddenError(`missing required scope: ${scope}`);
+      done(new ForbiddenError(`missing required scope: ${scope}`));
+      return;
     }
+    done();
   });
 }
 

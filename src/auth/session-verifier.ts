@@ -23,11 +23,15 @@ const CLOCK_TOLERANCE_SECONDS = 30;
 const MAX_TOKEN_LENGTH = 16_384;
 
 /** The provider's key set over HTTP: cached, re-fetched when a token names an unknown kid. */
-export function remoteKeySet(jwksUrl: string): JWTVerifyGetKey {
+export function remoteKeySet(
+  jwksUrl: string,
+  options: { cooldownMs?: number } = {},
+): JWTVerifyGetKey {
   return createRemoteJWKSet(new URL(jwksUrl), {
     timeoutDuration: 5_000,
-    // A new kid is looked up at most every 30 s; known keys are re-read every 10 minutes.
-    cooldownDuration: 30_000,
+    // A new kid is looked up at most every 30 s (so unknown kids cannot make Haven hammer the
+    // provider); known keys are re-read every 10 minutes.
+    cooldownDuration: options.cooldownMs ?? 30_000,
     cacheMaxAge: 600_000,
   });
 }

@@ -64,12 +64,12 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
   app.decorateRequest('callerKey', null);
   app.decorateRequest('idempotentReceipt', null);
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    const header = request.headers['idempotency-key'];
-    const route = request.routeOptions.url;
-    if (header === undefined || !route || !isApiPath(route) || !isMutatingMethod(request.method)) {
-      return;
-    }
+  /** Claims the key, or answers from the receipt (then resolves true), or refuses (409). */
+  async function claimOrReplay(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    header: string | string[],
+  ): Promise<boolean> {
     if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
       throw new BadRequestError('Idempotency-Key must be 1-255 printable characters');
     }
@@ -90,7 +90,7 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
     });
     if (claimed) {
       request.idempotentReceipt = id;
-      return;
+      return false;
     }
     const receipt = await findReceipt(db, id);
     if (!receipt) {
@@ -107,21 +107,18 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
     if (receipt.response_content_type) {
       reply.type(receipt.response_content_type);
     }
-    return reply.send(receipt.response_body ?? '');
-  });
+    reply.send(receipt.response_body ?? '');
+    return true;
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const id = request.idempotentReceipt;
-    if (!id) {
-      return payload;
-    }
-    request.idempotentReceipt = null;
+  /** Keeps a success as the receipt; anything else frees the key for a retry. */
+  async function settle(reply: FastifyReply, id: ReceiptId, payload: unknown) {
     const body = payloadText(payload);
     // Only successes are kept: a 4xx changed nothing, and replaying it as a 200 (the
     // contract's replay status) would mislead; 5xx are never stored.
     if (reply.statusCode >= 300 || body === undefined) {
       await releaseReceipt(db, id);
-      return payload;
+      return;
     }
     const contentType = reply.getHeader('content-type');
     await completeReceipt(db, id, {
@@ -129,7 +126,31 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
       body,
       contentType: typeof contentType === 'string' ? contentType : null,
     });
-    return payload;
+  }
+
+  // Callback-style hooks: most requests carry no key and must not pay for a promise.
+  app.addHook('preHandler', (request, reply, done) => {
+    const header = request.headers['idempotency-key'];
+    const route = request.routeOptions.url;
+    if (header === undefined || !route || !isApiPath(route) || !isMutatingMethod(request.method)) {
+      done();
+      return;
+    }
+    claimOrReplay(request, reply, header).then((replayed) => {
+      if (!replayed) {
+        done();
+      }
+    }, done);
+  });
+
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const id = request.idempotentReceipt;
+    if (!id) {
+      done(null, payload);
+      return;
+    }
+    request.idempotentReceipt = null;
+    settle(reply, id, payload).then(() => done(null, payload), done);
   });
 
   const sweep = setInterval(() => {

@@ -57,11 +57,15 @@ export function loggerOptions(
   } as FastifyServerOptions['logger'];
 }
 
+// Hooks here are callback-style: they run on every request, and skip the promise an async
+// hook costs.
 export function installRequestLog(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -72,5 +76,6 @@ export function installRequestLog(app: FastifyInstance): void {
       },
       'request completed',
     );
+    done();
   });
 }

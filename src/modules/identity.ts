@@ -17,6 +17,7 @@ import { mcpTokenRoutes } from './mcp-tokens/routes.js';
 import { createMcpTokensService } from './mcp-tokens/service.js';
 import { orgRoutes } from './orgs/routes.js';
 import { createOrgsService } from './orgs/service.js';
+import { platformRoutes } from './platforms/routes.js';
 import { usageRoutes } from './usage/routes.js';
 import { createUsageService } from './usage/service.js';
 import { userRoutes } from './users/routes.js';
@@ -53,4 +54,5 @@ export async function registerIdentityRoutes(
   await app.register(usageRoutes(identity.usage));
   await app.register(mcpTokenRoutes(identity.mcpTokens));
   await registerProductRoutes(app, familyRoutes(identity.families));
+  await registerProductRoutes(app, platformRoutes);
 }

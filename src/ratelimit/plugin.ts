@@ -48,22 +48,33 @@ function setHeaders(reply: FastifyReply, decision: WindowDecision): void {
 }
 
 export function installRateLimit(app: FastifyInstance, deps: RateLimitDeps): void {
-  app.addHook('onRequest', async (request, reply) => {
-    if (!isMeteredPath(request.url.split('?')[0] ?? '')) {
-      return;
-    }
+  /** Resolves true when it answered the request itself (the IP bucket's plain 429). */
+  async function meter(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const bucket = await bucketOf(request, deps);
     const decision = await deps.store.hit(bucket.key, bucket.limit, deps.clock.now().getTime());
     setHeaders(reply, decision);
     if (decision.allowed) {
-      return;
+      return false;
     }
     if (bucket.kind === 'ip') {
       reply.header('x-ratelimit-remaining', 0);
       reply.header('retry-after', 60);
-      return reply.code(429).type('text/plain; charset=utf-8').send('Too Many Requests');
+      reply.code(429).type('text/plain; charset=utf-8').send('Too Many Requests');
+      return true;
     }
     reply.header('retry-after', decision.retryAfter);
     throw new AppError(429, 'rate limit exceeded');
+  }
+
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!isMeteredPath(request.url.split('?')[0] ?? '')) {
+      done();
+      return;
+    }
+    meter(request, reply).then((answered) => {
+      if (!answered) {
+        done();
+      }
+    }, done);
   });
 }

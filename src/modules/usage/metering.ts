@@ -16,10 +16,11 @@ export function installUsageMetering(
   recorder: UsageRecorder,
   clock: Clock,
 ): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const principal = request.principal;
     const route = request.routeOptions.url;
     if (!principal || !route) {
+      done();
       return;
     }
     if (principal.kind === 'key') {
@@ -34,6 +35,7 @@ export function installUsageMetering(
     } else if (principal.kind === 'mcp') {
       recorder.recordTokenUse(principal.tokenId, clock.now(), request.ip);
     }
+    done();
   });
 
   const timer = setInterval(() => void recorder.flush(), FLUSH_EVERY_MS);
