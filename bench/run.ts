@@ -2,11 +2,12 @@
 // each in its own process, loaded in turn by autocannon from this one. Figures are ratios
 // to bare in the same run, so they mean the same on any machine. Never part of `npm test`.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
@@ -16,6 +17,8 @@ import { createUsersService } from '../src/modules/users/service.js';
 
 interface Row {
   name: string;
+  /** Counted by the rate limiter: also measured with Redis buckets. */
+  metered?: boolean;
   method?: 'GET' | 'POST';
   path: string;
   headers?: Record<string, string>;
@@ -79,6 +82,7 @@ function rows(auth: Credentials): Row[] {
       name: 'GET /api/v1/developer/platforms (API key, catalog)',
       path: '/api/v1/developer/platforms',
       headers: auth.key,
+      metered: true,
     },
     {
       name: 'GET /api/v1/developer/families (API key, database read)',
@@ -91,6 +95,23 @@ function rows(auth: Credentials): Row[] {
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ROOT = new URL('..', import.meta.url).pathname;
+
+async function redisAnswers(url: string): Promise<boolean> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -162,6 +183,18 @@ const haven = await startServer(['dist/main.js'], {
   DATA_DIR: dataDir,
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
 });
+// The same seeded data behind PostgreSQL is not needed for the Redis row: rate limiting is
+// what changes. A second instance on a copy of the data directory uses Redis buckets.
+const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisDataDir = `${dataDir}-redis`;
+cpSync(dataDir, redisDataDir, { recursive: true, filter: (path) => !path.endsWith('haven.lock') });
+const havenRedis = (await redisAnswers(redisUrl))
+  ? await startServer(['dist/main.js'], {
+      DATA_DIR: redisDataDir,
+      REDIS_URL: redisUrl,
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    })
+  : undefined;
 try {
   const lines = [
     `Haven bench: ${CONNECTIONS} connections, ${SECONDS} s per row, node ${process.version}`,
@@ -169,24 +202,33 @@ try {
     '| route | bare req/s | Haven req/s | vs bare | Haven p50 ms | Haven p99 ms | non-2xx |',
     '|---|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const row of rows(auth)) {
-    // Warm both (JIT, caches) before measuring.
-    await autocannon({ url: `${bare.url}${row.path}`, duration: 1, connections: CONNECTIONS });
-    await autocannon({
-      url: `${haven.url}${row.path}`,
-      headers: row.headers,
-      duration: 1,
-      connections: CONNECTIONS,
-    });
-    const yardstick = await load(bare.url, { ...row, path: row.path });
-    const figures = await load(haven.url, row);
-    const ratio = ((figures.rps / yardstick.rps) * 100).toFixed(1);
-    lines.push(
-      `| ${row.name} | ${Math.round(yardstick.rps)} | ${Math.round(figures.rps)} | ${ratio} % | ${figures.p50} | ${figures.p99} | ${figures.non2xx} |`,
-    );
+  const targets = [{ label: '', server: haven }];
+  if (havenRedis) {
+    targets.push({ label: ' [Redis buckets]', server: havenRedis });
+  } else {
+    lines.push(`(no Redis at ${redisUrl}: Redis rows skipped)`, '');
+  }
+  for (const { label, server } of targets) {
+    for (const row of rows(auth).filter((r) => label === '' || r.metered)) {
+      // Warm both (JIT, caches) before measuring.
+      await autocannon({ url: `${bare.url}${row.path}`, duration: 1, connections: CONNECTIONS });
+      await autocannon({
+        url: `${server.url}${row.path}`,
+        headers: row.headers,
+        duration: 1,
+        connections: CONNECTIONS,
+      });
+      const yardstick = await load(bare.url, { ...row, path: row.path });
+      const figures = await load(server.url, row);
+      const ratio = ((figures.rps / yardstick.rps) * 100).toFixed(1);
+      lines.push(
+        `| ${row.name}${label} | ${Math.round(yardstick.rps)} | ${Math.round(figures.rps)} | ${ratio} % | ${figures.p50} | ${figures.p99} | ${figures.non2xx} |`,
+      );
+    }
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 } finally {
-  await Promise.all([stop(bare.child), stop(haven.child)]);
+  await Promise.all([stop(bare.child), stop(haven.child), havenRedis && stop(havenRedis.child)]);
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(redisDataDir, { recursive: true, force: true });
 }

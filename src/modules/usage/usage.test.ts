@@ -149,3 +149,37 @@ describe('usage rollups and last-used stamps', () => {
     expect(peek.statusCode).toBe(404);
   });
 });
+
+describe('usage from several instances', () => {
+  it('adds up what every instance counted, without losing or doubling', async () => {
+    const a = await buildTestApp();
+    const b = await buildTestApp({ database: a.database, clock: a.clock });
+    try {
+      const owner = await longSession(a);
+      const orgId = (await createOrg(a.app, owner)).id;
+      const key = await mintKey(a.app, owner, orgId);
+      const hit = (t: TestApp) =>
+        t.app.inject({ url: '/api/v1/developer/platforms', headers: bearer(key.key) });
+      for (let i = 0; i < 7; i++) {
+        await hit(a);
+      }
+      for (let i = 0; i < 5; i++) {
+        await hit(b);
+      }
+      await Promise.all([a.app.flushUsage(), b.app.flushUsage()]);
+      await hit(b);
+      await b.app.close(); // shutdown flushes what is left
+      const rows = (
+        await a.app.inject({ url: `/api/v1/developers/orgs/${orgId}/usage`, headers: owner.auth })
+      ).json();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({
+        endpoint: '/api/v1/developer/platforms',
+        status_2xx: 13,
+        total_requests: 13,
+      });
+    } finally {
+      await a.close();
+    }
+  });
+});
