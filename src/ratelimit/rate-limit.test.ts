@@ -129,7 +129,57 @@ describe('rate limits (CONTRACT.md §4)', () => {
     await createOrgsService({ ...deps, users: createUsersService(deps) }).setTier(orgId, 'pro');
     t.clock.advance(60_000); // past the 5 s limit cache and the previous window
     const key = await mintKey(t.app, owner, orgId);
-    const res = await t.app.inject({ url: '/api/v1/developer/families', headers: bearer(key.key) });
-    expect(res.headers['x-ratelimit-limit']).toBe('1000');
+    const call = () =>
+      t.app.inject({ url: '/api/v1/developer/platforms', headers: bearer(key.key) });
+    const statuses = await hammer(1000, call);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const refused = await call();
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['x-ratelimit-limit']).toBe('1000');
+  });
+});
+
+describe('client IP for the IP bucket', () => {
+  const exhaust = async (t: TestApp, forwardedFor: string) => {
+    const call = () =>
+      t.app.inject({
+        url: '/api/v1/platforms',
+        remoteAddress: '10.9.9.9',
+        headers: { 'x-forwarded-for': forwardedFor },
+      });
+    await hammer(100, call);
+    return call;
+  };
+
+  it('ignores X-Forwarded-For unless TRUST_PROXY is set', async () => {
+    const t = await buildTestApp();
+    try {
+      await exhaust(t, '198.51.100.1');
+      // A different forwarded address does not help: the socket address is the client.
+      const other = await t.app.inject({
+        url: '/api/v1/platforms',
+        remoteAddress: '10.9.9.9',
+        headers: { 'x-forwarded-for': '198.51.100.2' },
+      });
+      expect(other.statusCode).toBe(429);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('takes the client from X-Forwarded-For behind a trusted proxy', async () => {
+    const t = await buildTestApp({ env: { TRUST_PROXY: 'true' } });
+    try {
+      const first = await exhaust(t, '198.51.100.1');
+      expect((await first()).statusCode).toBe(429);
+      const other = await t.app.inject({
+        url: '/api/v1/platforms',
+        remoteAddress: '10.9.9.9',
+        headers: { 'x-forwarded-for': '198.51.100.2' },
+      });
+      expect(other.statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
   });
 });
