@@ -8,7 +8,6 @@ import { createInvalidationBus } from '../cache/invalidation-bus.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
-import { createKeyCache } from './api-keys/key-cache.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import { createApiKeysService } from './api-keys/service.js';
 import { familyRoutes } from './families/routes.js';
@@ -31,7 +30,7 @@ export async function createIdentity(
   const bus = createInvalidationBus({ redisUrl: config.redisUrl, log });
   const users = createUsersService(deps);
   const orgs = createOrgsService({ ...deps, users });
-  const apiKeys = createApiKeysService({ ...deps, orgs, cache: createKeyCache(bus, deps.clock) });
+  const apiKeys = createApiKeysService({ ...deps, orgs, bus });
   const families = createFamiliesService(deps);
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
   const usage = createUsageService({ ...deps, orgs });

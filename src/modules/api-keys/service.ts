@@ -10,6 +10,8 @@ import {
   isWellFormed,
   SECRET_PREFIXES,
 } from '../../auth/secrets.js';
+import type { InvalidationBus } from '../../cache/invalidation-bus.js';
+import { createSecretCache } from '../../cache/secret-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import {
@@ -19,7 +21,6 @@ import {
   UnprocessableError,
 } from '../../http/errors.js';
 import type { OrgsService } from '../orgs/service.js';
-import type { CachedKey, KeyCache } from './key-cache.js';
 import {
   type ApiKeyRow,
   findApiKeyByHash,
@@ -59,13 +60,32 @@ function parseScopes(scopes: string[] | undefined): Scope[] {
 
 export type ApiKeyWithSecret = ApiKeyRow & { key: string };
 
+/** What a request needs to know about its key; the rest stays in the database. */
+export type CachedKey = Pick<
+  ApiKeyRow,
+  'id' | 'org_id' | 'environment' | 'scopes' | 'expires_at' | 'revoked_at'
+>;
+
 export function createApiKeysService(deps: {
   db: Db;
   clock: Clock;
   orgs: Pick<OrgsService, 'requireMember' | 'requireManager'>;
-  cache: KeyCache;
+  bus: InvalidationBus;
 }) {
-  const { db, clock, cache } = deps;
+  const { db, clock } = deps;
+  const cache = createSecretCache<CachedKey>({
+    bus: deps.bus,
+    channel: 'api-keys',
+    clock,
+    load: async (keyHash) => {
+      const row = await findApiKeyByHash(db, keyHash);
+      if (!row) {
+        return undefined;
+      }
+      const { id, org_id, environment, scopes, expires_at, revoked_at } = row;
+      return { id, org_id, environment, scopes, expires_at, revoked_at };
+    },
+  });
 
   function mint(
     template: Pick<ApiKeyRow, 'org_id' | 'name' | 'environment' | 'scopes' | 'expires_at'>,
@@ -171,16 +191,9 @@ export function createApiKeysService(deps: {
       if (!wellFormed) {
         return { outcome: 'unknown' };
       }
-      const keyHash = hashSecret(secret);
-      let key = cache.get(keyHash);
+      const key = await cache.lookup(secret);
       if (!key) {
-        const row = await findApiKeyByHash(db, keyHash);
-        if (!row) {
-          return { outcome: 'unknown' };
-        }
-        const { id, org_id, environment, scopes, expires_at, revoked_at } = row;
-        key = { id, org_id, environment, scopes, expires_at, revoked_at };
-        cache.set(keyHash, key);
+        return { outcome: 'unknown' };
       }
       if (key.revoked_at !== null) {
         return { outcome: 'revoked' };

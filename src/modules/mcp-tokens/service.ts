@@ -1,7 +1,6 @@
 // MCP tokens: a user's credential for one family, for Model Context Protocol clients.
 // Verified like API keys: by hash, from a short-lived cache dropped on revocation.
 import { randomUUID } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import {
   displayPrefix,
   generateSecret,
@@ -10,6 +9,7 @@ import {
   SECRET_PREFIXES,
 } from '../../auth/secrets.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
+import { createSecretCache } from '../../cache/secret-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
@@ -22,10 +22,6 @@ import {
   revokeMcpToken,
 } from './store.js';
 
-const CHANNEL = 'mcp-tokens';
-const MAX_TOKENS = 10_000;
-const TTL_MS = 60_000;
-
 export type McpVerification =
   | { outcome: 'valid'; token: { id: string; userId: string; familyId: string } }
   | { outcome: 'invalid' };
@@ -37,13 +33,24 @@ export function createMcpTokensService(deps: {
   bus: InvalidationBus;
 }) {
   const { db, clock, bus } = deps;
-  type Cached = Pick<McpTokenRow, 'id' | 'user_id' | 'family_id' | 'revoked_at'>;
-  const cache = new LRUCache<string, Cached>({
-    max: MAX_TOKENS,
-    ttl: TTL_MS,
-    perf: { now: () => clock.now().getTime() },
-  });
-  bus.subscribe(CHANNEL, (tokenHash) => cache.delete(tokenHash));
+  const cache = createSecretCache<Pick<McpTokenRow, 'id' | 'user_id' | 'family_id' | 'revoked_at'>>(
+    {
+      bus,
+      channel: 'mcp-tokens',
+      clock,
+      load: async (tokenHash) => {
+        const row = await findMcpTokenByHash(db, tokenHash);
+        return (
+          row && {
+            id: row.id,
+            user_id: row.user_id,
+            family_id: row.family_id,
+            revoked_at: row.revoked_at,
+          }
+        );
+      },
+    },
+  );
 
   return {
     async createToken(userId: string, input: { family_id: string; label: string }) {
@@ -78,27 +85,16 @@ export function createMcpTokensService(deps: {
       if (!row) {
         throw new NotFoundError('MCP token not found');
       }
-      await bus.publish(CHANNEL, row.token_hash);
+      await cache.invalidate(row.token_hash);
     },
 
     async verifyToken(plain: string): Promise<McpVerification> {
       if (!isWellFormed(plain, SECRET_PREFIXES.mcpToken)) {
         return { outcome: 'invalid' };
       }
-      const tokenHash = hashSecret(plain);
-      let token = cache.get(tokenHash);
+      const token = await cache.lookup(plain);
       if (!token) {
-        const row = await findMcpTokenByHash(db, tokenHash);
-        if (!row) {
-          return { outcome: 'invalid' };
-        }
-        token = {
-          id: row.id,
-          user_id: row.user_id,
-          family_id: row.family_id,
-          revoked_at: row.revoked_at,
-        };
-        cache.set(tokenHash, token);
+        return { outcome: 'invalid' };
       }
       if (token.revoked_at !== null) {
         return { outcome: 'invalid' };

@@ -1,0 +1,48 @@
+// Verified secrets (API keys, MCP tokens), kept briefly in memory by their SHA-256 so that a
+// request costs no database round trip. Entries are dropped at once on revocation in this
+// process and, through the invalidation bus, in every other; the TTL bounds staleness if an
+// invalidation is ever lost. Unknown secrets are not cached: a key minted a moment ago on
+// another instance must work at once.
+import { LRUCache } from 'lru-cache';
+import { hashSecret } from '../auth/secrets.js';
+import type { Clock } from '../clock.js';
+import type { InvalidationBus } from './invalidation-bus.js';
+
+const MAX_ENTRIES = 10_000;
+const TTL_MS = 60_000;
+
+export interface SecretCache<T> {
+  /** The record of a presented secret, from memory or loaded by its hash. */
+  lookup(secret: string): Promise<T | undefined>;
+  /** Drops a record here and on every other instance. */
+  invalidate(secretHash: string): Promise<void>;
+}
+
+export function createSecretCache<T extends object>(options: {
+  bus: InvalidationBus;
+  channel: string;
+  clock: Clock;
+  load(secretHash: string): Promise<T | undefined>;
+}): SecretCache<T> {
+  const byHash = new LRUCache<string, T>({
+    max: MAX_ENTRIES,
+    ttl: TTL_MS,
+    perf: { now: () => options.clock.now().getTime() },
+  });
+  options.bus.subscribe(options.channel, (secretHash) => byHash.delete(secretHash));
+  return {
+    async lookup(secret) {
+      const secretHash = hashSecret(secret);
+      const cached = byHash.get(secretHash);
+      if (cached) {
+        return cached;
+      }
+      const loaded = await options.load(secretHash);
+      if (loaded) {
+        byHash.set(secretHash, loaded);
+      }
+      return loaded;
+    },
+    invalidate: (secretHash) => options.bus.publish(options.channel, secretHash),
+  };
+}
