@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../test/app.js';
 import { TestClock } from '../../test/clock.js';
-import { createTestDatabase } from '../../test/database.js';
 import { bearer, createOrg, mintKey, newSession } from '../../test/identity.js';
+import { withTwoInstances } from '../../test/instances.js';
 import { eventually, TcpProxy } from '../../test/tcp-proxy.js';
 
 const redisUrl = process.env.REDIS_URL;
@@ -12,17 +12,9 @@ const shared = Boolean(process.env.DATABASE_URL && redisUrl);
 
 describe.runIf(shared)('rate limits shared through Redis', () => {
   it('counts requests to two instances in one org bucket', async () => {
-    const database = await createTestDatabase();
-    const secondHandle = database.reopen?.();
-    if (!secondHandle) {
-      throw new Error('PostgreSQL test databases can be reopened');
-    }
     // A clock of its own, far from other tests' buckets in the shared Redis.
     const clock = new TestClock(new Date(Date.now() + Math.random() * 1e12));
-    const env = { REDIS_URL: redisUrl ?? '' };
-    const a = await buildTestApp({ database, clock, env });
-    const b = await buildTestApp({ database: { ...database, handle: secondHandle }, clock, env });
-    try {
+    await withTwoInstances({ clock, env: { REDIS_URL: redisUrl ?? '' } }, async (a, b) => {
       const owner = await newSession(a.app);
       const org = await createOrg(a.app, owner);
       const key = await mintKey(a.app, owner, org.id);
@@ -38,12 +30,7 @@ describe.runIf(shared)('rate limits shared through Redis', () => {
       }
       expect((await call(0)).statusCode).toBe(429);
       expect((await call(1)).statusCode).toBe(429);
-    } finally {
-      await a.app.close();
-      await b.app.close();
-      await secondHandle.close();
-      await database.drop();
-    }
+    });
   });
 
   it('falls back to the process while Redis is unreachable, logs it once, and rejoins', async () => {
