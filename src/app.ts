@@ -14,9 +14,9 @@ import { installRequestLog, loggerOptions, requestIdFor } from './http/request-l
 import { installValidators } from './http/validator.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { createHealthService } from './modules/health/service.js';
-import { createIdentity, registerIdentityRoutes } from './modules/identity.js';
 import { installUsageMetering } from './modules/usage/metering.js';
 import { createUsageRecorder } from './modules/usage/recorder.js';
+import { createServices, registerRoutes } from './modules/wiring.js';
 import { installRateLimit } from './ratelimit/plugin.js';
 import { createMemoryStore, createRedisStore } from './ratelimit/stores.js';
 
@@ -64,30 +64,30 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installRequestLog(app);
   await registerOpenApi(app, config);
   const db = deps.database.db;
-  const identity = await createIdentity(config, { db, clock }, app.log);
-  app.addHook('onClose', () => identity.bus.close());
+  const services = await createServices(config, { db, clock }, app.log);
+  app.addHook('onClose', () => services.bus.close());
 
   // onRequest order matters: who is calling, then metering (which counts failed
   // authentication against the client IP), then the 401/403 answers.
   installAuthentication(app, {
     appEnv: config.appEnv,
-    sessions: identity.authority.verifier,
-    users: identity.users,
-    apiKeys: identity.apiKeys,
-    mcpTokens: identity.mcpTokens,
+    sessions: services.authority.verifier,
+    users: services.users,
+    apiKeys: services.apiKeys,
+    mcpTokens: services.mcpTokens,
   });
   const rateLimits = config.redisUrl
     ? createRedisStore(config.redisUrl, app.log)
     : createMemoryStore();
   app.addHook('onClose', () => rateLimits.close());
-  installRateLimit(app, { store: rateLimits, clock, orgLimit: identity.orgs.rateLimitOf });
+  installRateLimit(app, { store: rateLimits, clock, orgLimit: services.orgs.rateLimitOf });
   enforceAuthentication(app);
   installUsageMetering(app, createUsageRecorder({ db, log: app.log }), clock);
   installIdempotency(app, db, clock);
 
   const health = createHealthService({ ping: deps.database.ping, clock });
   await app.register(healthRoutes(health, config.appEnv));
-  await registerIdentityRoutes(app, identity);
+  await registerRoutes(app, services);
 
   for (const plugin of deps.plugins ?? []) {
     await app.register(plugin);

@@ -76,5 +76,5 @@ describe('npm run admin -- set-tier', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });

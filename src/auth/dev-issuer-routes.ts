@@ -1,14 +1,22 @@
 // Sandbox without an identity provider: the development issuer's key set, and a route that
 // mints a session token for a new user (what `npm run token` asks a running server for).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { DevIssuer } from './dev-issuer.js';
 
 const TAGS = ['Sandbox'];
 
-const Jwks = Type.Object({
-  keys: Type.Array(Type.Object({}, { additionalProperties: true })),
+/** The public members only: the serializer drops anything else, private members included. */
+const PublicJwk = Type.Object({
+  kty: Type.Literal('RSA'),
+  kid: Type.String({ description: 'RFC 7638 thumbprint' }),
+  alg: Type.Literal('RS256'),
+  use: Type.Literal('sig'),
+  n: Type.String(),
+  e: Type.String(),
 });
+
+const Jwks = Type.Object({ keys: Type.Array(PublicJwk) });
 
 const SessionToken = Type.Object(
   {
@@ -43,7 +51,8 @@ export function devIssuerRoutes(issuer: DevIssuer): FastifyPluginAsyncTypebox {
       },
       async (_request, reply) => {
         reply.header('cache-control', 'public, max-age=300');
-        return issuer.jwks();
+        // Stored keys carry exactly these members (dev-issuer.ts), so the narrowing is safe.
+        return issuer.jwks() as { keys: Array<Static<typeof PublicJwk>> };
       },
     );
 

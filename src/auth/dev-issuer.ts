@@ -2,10 +2,10 @@
 // Haven signs its own RS256 session tokens, so that sessions take the very same verification
 // path as in production (JWKS, kid, RS256, iss, exp). Its key lives in the database.
 import { createPrivateKey, generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, type JSONWebKeySet, type JWK, SignJWT } from 'jose';
+import { calculateJwkThumbprint, exportJWK, type JSONWebKeySet, SignJWT } from 'jose';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connect.js';
-import { findKey, insertKeyIfAbsent } from './dev-issuer-store.js';
+import { type DevIssuerKey, findKey, insertKeyIfAbsent } from './dev-issuer-store.js';
 
 export const DEV_ISSUER = 'haven-sandbox-dev-issuer';
 const DEFAULT_TTL_SECONDS = 3600;
@@ -25,21 +25,24 @@ export interface DevIssuer {
   ): Promise<{ token: string; subject: string; expiresAt: Date; expiresIn: number }>;
 }
 
-async function newKey() {
+async function newKey(createdAt: Date): Promise<DevIssuerKey> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = await exportJWK(publicKey);
-  const kid = await calculateJwkThumbprint(jwk);
+  // Only the public members are kept: the private key lives in the PEM column alone.
+  const { kty, n, e } = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint({ kty, n, e });
   return {
     kid,
     private_key_pem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    public_jwk: { ...jwk, kid, alg: 'RS256', use: 'sig' },
+    public_jwk: { kty, n, e, kid, alg: 'RS256', use: 'sig' },
+    created_at: createdAt,
   };
 }
 
 export async function loadDevIssuer(db: Db, options: { clock: Clock }): Promise<DevIssuer> {
   let stored = await findKey(db);
   if (!stored) {
-    await insertKeyIfAbsent(db, { ...(await newKey()), created_at: options.clock.now() });
+    // Two processes may get here at once: the first insert wins, and both read that one back.
+    await insertKeyIfAbsent(db, await newKey(options.clock.now()));
     stored = await findKey(db);
   }
   if (!stored) {
@@ -47,11 +50,11 @@ export async function loadDevIssuer(db: Db, options: { clock: Clock }): Promise<
   }
   const { kid } = stored;
   const privateKey: KeyObject = createPrivateKey(stored.private_key_pem);
-  const publicJwk = stored.public_jwk as JWK;
+  const publicJwk = stored.public_jwk;
 
   return {
     issuer: DEV_ISSUER,
-    jwks: () => ({ keys: [publicJwk] }),
+    jwks: () => ({ keys: [{ ...publicJwk }] }),
     async mint(input = {}) {
       const subject = input.subject ?? randomUUID();
       const now = Math.floor(options.clock.now().getTime() / 1000);

@@ -13,7 +13,7 @@ export interface SessionAuthority {
 }
 
 export async function createSessionAuthority(
-  config: Pick<Config, 'authJwksUrl' | 'authIssuer' | 'authAudience'>,
+  config: Pick<Config, 'appEnv' | 'authJwksUrl' | 'authIssuer' | 'authAudience'>,
   db: Db,
   clock: Clock,
 ): Promise<SessionAuthority> {
@@ -28,7 +28,11 @@ export async function createSessionAuthority(
       devIssuer: undefined,
     };
   }
-  // Config refuses production without AUTH_JWKS_URL: this is a sandbox.
+  // Config already refuses production without AUTH_JWKS_URL; this guard keeps a self-signing
+  // issuer out of production even if that check is ever loosened.
+  if (config.appEnv !== 'sandbox') {
+    throw new Error('AUTH_JWKS_URL is required outside APP_ENV=sandbox');
+  }
   const devIssuer = await loadDevIssuer(db, { clock });
   return {
     verifier: createSessionVerifier({

@@ -1,4 +1,5 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClock } from '../../test/clock.js';
 import { JwksServer, newSigningKey, type SigningKey, signSession } from '../../test/jwks-server.js';
@@ -63,6 +64,25 @@ describe('session tokens against a real JWKS endpoint', () => {
     await expectRejected(await good({ nbf: now() + 40 }), v);
   });
 
+  it('refuses a token once the moving clock passes exp by more than 30 s', async () => {
+    const v = verifier();
+    const token = await good({ exp: now() + 60 });
+    await expect(v.verify(token)).resolves.toBeDefined();
+    clock.advance(89_000); // 29 s past exp: still inside the leeway
+    await expect(v.verify(token)).resolves.toBeDefined();
+    clock.advance(2_000);
+    await expectRejected(token, v);
+  });
+
+  it('requires a non-empty sub', async () => {
+    const claims = { iss: ISS, aud: AUD, iat: now(), exp: now() + 600 };
+    const header = { alg: 'RS256', kid: key.kid };
+    await expectRejected(await new SignJWT(claims).setProtectedHeader(header).sign(key.privateKey));
+    await expectRejected(
+      await new SignJWT({ ...claims, sub: '' }).setProtectedHeader(header).sign(key.privateKey),
+    );
+  });
+
   it('checks iss and aud', async () => {
     await expectRejected(await good({ iss: 'https://evil.example/' }));
     await expectRejected(await good({ aud: 'someone-else' }));
@@ -79,6 +99,10 @@ describe('session tokens against a real JWKS endpoint', () => {
       .update(`${head}.${body}`)
       .digest('base64url');
     await expectRejected(`${head}.${body}.${mac}`);
+    const hs256 = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', kid: 'key-1' })
+      .sign(randomBytes(32));
+    await expectRejected(hs256);
   });
 
   it('re-fetches the key set for an unknown kid, then accepts the new key', async () => {
@@ -109,11 +133,10 @@ describe('session tokens against a real JWKS endpoint', () => {
   });
 
   it('answers 401, not a crash, when the key set cannot be fetched, and refuses garbage', async () => {
-    const down = createSessionVerifier({
-      keySet: remoteKeySet('http://127.0.0.1:9/jwks.json'),
-      issuer: ISS,
-      clock,
-    });
+    const gone = new JwksServer();
+    await gone.start();
+    await gone.stop();
+    const down = createSessionVerifier({ keySet: remoteKeySet(gone.url), issuer: ISS, clock });
     await expectRejected(await good(), down);
     for (const junk of ['', 'abc', 'a.b.c', `${'x'.repeat(20_000)}`, 'eyJ.eyJ.sig']) {
       await expectRejected(junk);

@@ -1,5 +1,5 @@
-// Identity and the developer control plane: the services behind every credential (sessions,
-// API keys, MCP tokens, sandbox sessions) and the routes that mint and manage them.
+// The modules, wired: their services (built once, with narrowed dependencies) and their
+// routes. app.ts installs the cross-cutting hooks between the two steps.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { devIssuerRoutes } from '../auth/dev-issuer-routes.js';
 import { registerProductRoutes } from '../auth/product-surface.js';
@@ -17,12 +17,14 @@ import { createMcpTokensService } from './mcp-tokens/service.js';
 import { orgRoutes } from './orgs/routes.js';
 import { createOrgsService } from './orgs/service.js';
 import { platformRoutes } from './platforms/routes.js';
+import { ratingRoutes } from './ratings/routes.js';
+import { ruleCategoryRoutes } from './rules/routes.js';
 import { usageRoutes } from './usage/routes.js';
 import { createUsageService } from './usage/service.js';
 import { userRoutes } from './users/routes.js';
 import { createUsersService } from './users/service.js';
 
-export async function createIdentity(
+export async function createServices(
   config: Config,
   deps: { db: Db; clock: Clock },
   log: FastifyBaseLogger,
@@ -38,20 +40,19 @@ export async function createIdentity(
   return { bus, users, orgs, apiKeys, families, mcpTokens, usage, authority };
 }
 
-export type Identity = Awaited<ReturnType<typeof createIdentity>>;
+export type Services = Awaited<ReturnType<typeof createServices>>;
 
-export async function registerIdentityRoutes(
-  app: FastifyInstance,
-  identity: Identity,
-): Promise<void> {
-  if (identity.authority.devIssuer) {
-    await app.register(devIssuerRoutes(identity.authority.devIssuer));
+export async function registerRoutes(app: FastifyInstance, services: Services): Promise<void> {
+  if (services.authority.devIssuer) {
+    await app.register(devIssuerRoutes(services.authority.devIssuer));
   }
-  await app.register(userRoutes(identity.users));
-  await app.register(orgRoutes(identity.orgs));
-  await app.register(apiKeyRoutes(identity.apiKeys));
-  await app.register(usageRoutes(identity.usage));
-  await app.register(mcpTokenRoutes(identity.mcpTokens));
-  await registerProductRoutes(app, familyRoutes(identity.families));
+  await app.register(userRoutes(services.users));
+  await app.register(orgRoutes(services.orgs));
+  await app.register(apiKeyRoutes(services.apiKeys));
+  await app.register(usageRoutes(services.usage));
+  await app.register(mcpTokenRoutes(services.mcpTokens));
+  await registerProductRoutes(app, familyRoutes(services.families));
   await registerProductRoutes(app, platformRoutes);
+  await registerProductRoutes(app, ratingRoutes);
+  await registerProductRoutes(app, ruleCategoryRoutes);
 }
