@@ -10,6 +10,9 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import { createApiKeysService } from './api-keys/service.js';
+import { childRoutes } from './children/routes.js';
+import { createChildrenService } from './children/service.js';
+import { familyMemberRoutes } from './families/member-routes.js';
 import { familyRoutes } from './families/routes.js';
 import { createFamiliesService } from './families/service.js';
 import { mcpTokenRoutes } from './mcp-tokens/routes.js';
@@ -33,11 +36,12 @@ export async function createServices(
   const users = createUsersService(deps);
   const orgs = createOrgsService({ ...deps, users });
   const apiKeys = createApiKeysService({ ...deps, orgs, bus });
-  const families = createFamiliesService(deps);
+  const families = createFamiliesService({ ...deps, users });
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
+  const children = createChildrenService({ ...deps, families });
   const usage = createUsageService({ ...deps, orgs });
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
-  return { bus, users, orgs, apiKeys, families, mcpTokens, usage, authority };
+  return { bus, users, orgs, apiKeys, families, mcpTokens, usage, authority, children };
 }
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
@@ -52,6 +56,8 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await app.register(usageRoutes(services.usage));
   await app.register(mcpTokenRoutes(services.mcpTokens));
   await registerProductRoutes(app, familyRoutes(services.families));
+  await registerProductRoutes(app, familyMemberRoutes(services.families));
+  await registerProductRoutes(app, childRoutes(services.children));
   await registerProductRoutes(app, platformRoutes);
   await registerProductRoutes(app, ratingRoutes);
   await registerProductRoutes(app, ruleCategoryRoutes);

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePrincipal } from '../../auth/principal.js';
 import type { ProductSurface } from '../../auth/product-surface.js';
-import { CreateFamilyBody, Family } from './schemas.js';
+import { CreateFamilyBody, Family, FamilyParams } from './schemas.js';
 import type { FamiliesService } from './service.js';
 
 const TAGS = ['Families'];
@@ -40,6 +40,59 @@ export function familyRoutes(families: FamiliesService): FastifyPluginAsyncTypeb
         },
       },
       async (request) => families.listFamilies(requirePrincipal(request)),
+    );
+
+    app.get(
+      '/families/:familyID',
+      {
+        config: { auth: surface.auth, scope: 'read:families', errors: [401, 403, 404] },
+        schema: {
+          operationId: surface.operationId('getFamily'),
+          summary: 'One family the caller can see',
+          tags: TAGS,
+          security: surface.security,
+          params: FamilyParams,
+          response: { 200: Family },
+        },
+      },
+      async (request) => families.getFamily(requirePrincipal(request), request.params.familyID),
+    );
+
+    app.patch(
+      '/families/:familyID',
+      {
+        config: { auth: surface.auth, scope: 'write:families', errors: [401, 403, 404] },
+        schema: {
+          operationId: surface.operationId('updateFamily'),
+          summary: 'Rename a family (owner or parent)',
+          tags: TAGS,
+          security: surface.security,
+          params: FamilyParams,
+          body: CreateFamilyBody,
+          response: { 200: Family },
+        },
+      },
+      async (request) =>
+        families.renameFamily(requirePrincipal(request), request.params.familyID, request.body),
+    );
+
+    app.delete(
+      '/families/:familyID',
+      {
+        config: { auth: surface.auth, scope: 'write:families', errors: [401, 403, 404] },
+        schema: {
+          operationId: surface.operationId('deleteFamily'),
+          summary: 'Delete a family with its children, policies, devices and connections (owner)',
+          tags: TAGS,
+          security: surface.security,
+          params: FamilyParams,
+          response: { 204: Type.Null() },
+        },
+      },
+      async (request, reply) => {
+        await families.deleteFamily(requirePrincipal(request), request.params.familyID);
+        return reply.code(204).send(null);
+      },
     );
   };
 }

@@ -8,3 +8,24 @@ export const Family = Type.Object(
 );
 
 export const CreateFamilyBody = Type.Object({ name: Name() });
+
+export const FamilyParams = Type.Object({ familyID: Uuid() });
+export const FamilyMemberParams = Type.Object({ familyID: Uuid(), memberID: Uuid() });
+
+export const FamilyRoleSchema = Type.Enum(['owner', 'parent', 'guardian'], {
+  description: 'owners and parents write; guardians read',
+});
+
+export const FamilyMember = Type.Object(
+  {
+    id: Uuid(),
+    family_id: Uuid(),
+    user_id: Uuid(),
+    role: FamilyRoleSchema,
+    joined_at: DateTime(),
+  },
+  { $id: 'FamilyMember' },
+);
+
+export const AddFamilyMemberBody = Type.Object({ user_id: Uuid(), role: FamilyRoleSchema });
+export const ChangeFamilyMemberBody = Type.Object({ role: FamilyRoleSchema });

@@ -1,0 +1,152 @@
+// Spec: "Families and children" (children); CONTRACT.md §7 (children rows).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requirePrincipal } from '../../auth/principal.js';
+import type { ProductSurface } from '../../auth/product-surface.js';
+import { DateTime, Name, Uuid } from '../../http/common-schemas.js';
+import { FamilyParams } from '../families/schemas.js';
+import { AgeRatings, ageRatings } from '../ratings/routes.js';
+import type { ChildrenService } from './service.js';
+
+const TAGS = ['Children'];
+
+const Child = Type.Object(
+  {
+    id: Uuid(),
+    family_id: Uuid(),
+    name: Type.String(),
+    birth_date: DateTime('the birth date at midnight UTC'),
+    avatar_url: Type.Union([Type.String(), Type.Null()], { description: 'profile image' }),
+    age: Type.Integer({ description: 'whole years today (UTC)' }),
+    age_group: Type.Enum(['toddler', 'child', 'preteen', 'teen', 'young_adult']),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { $id: 'Child' },
+);
+
+const BirthDate = Type.String({ maxLength: 32, description: 'YYYY-MM-DD' });
+const AvatarUrl = Type.Union([Type.String({ maxLength: 2048 }), Type.Null()]);
+
+const CreateChildBody = Type.Object({
+  name: Name(),
+  birth_date: BirthDate,
+  avatar_url: Type.Optional(AvatarUrl),
+});
+
+const UpdateChildBody = Type.Object({
+  name: Type.Optional(Name()),
+  birth_date: Type.Optional(BirthDate),
+  avatar_url: Type.Optional(AvatarUrl),
+});
+
+const ChildParams = Type.Object({ childID: Uuid() });
+
+export function childRoutes(children: ChildrenService): FastifyPluginAsyncTypebox<ProductSurface> {
+  return async (app, surface) => {
+    const read = { auth: surface.auth, scope: 'read:children' as const, errors: [401, 403, 404] };
+    const write = { ...read, scope: 'write:children' as const, errors: [401, 403, 404, 422] };
+    const route = (operationId: string, summary: string) => ({
+      operationId: surface.operationId(operationId),
+      summary,
+      tags: TAGS,
+      security: surface.security,
+    });
+
+    app.post(
+      '/families/:familyID/children',
+      {
+        config: write,
+        schema: {
+          ...route('createChild', 'Add a child to a family (owner or parent)'),
+          params: FamilyParams,
+          body: CreateChildBody,
+          response: { 201: Child },
+        },
+      },
+      async (request, reply) =>
+        reply
+          .code(201)
+          .send(
+            await children.createChild(
+              requirePrincipal(request),
+              request.params.familyID,
+              request.body,
+            ),
+          ),
+    );
+
+    app.get(
+      '/families/:familyID/children',
+      {
+        config: read,
+        schema: {
+          ...route('listChildren', 'The children of a family, newest first'),
+          params: FamilyParams,
+          response: { 200: Type.Array(Child) },
+        },
+      },
+      async (request) => children.listChildren(requirePrincipal(request), request.params.familyID),
+    );
+
+    app.get(
+      '/children/:childID',
+      {
+        config: read,
+        schema: {
+          ...route('getChild', 'One child'),
+          params: ChildParams,
+          response: { 200: Child },
+        },
+      },
+      async (request) => children.getChild(requirePrincipal(request), request.params.childID),
+    );
+
+    app.patch(
+      '/children/:childID',
+      {
+        config: write,
+        schema: {
+          ...route('updateChild', 'Change a child’s name, birth date or avatar (owner or parent)'),
+          params: ChildParams,
+          body: UpdateChildBody,
+          response: { 200: Child },
+        },
+      },
+      async (request) =>
+        children.updateChild(requirePrincipal(request), request.params.childID, request.body),
+    );
+
+    app.delete(
+      '/children/:childID',
+      {
+        config: write,
+        schema: {
+          ...route('deleteChild', 'Remove a child (owner or parent)'),
+          params: ChildParams,
+          response: { 204: Type.Null() },
+        },
+      },
+      async (request, reply) => {
+        await children.deleteChild(requirePrincipal(request), request.params.childID);
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.get(
+      '/children/:childID/age-ratings',
+      {
+        config: { ...read, scope: 'read:ratings' },
+        schema: {
+          ...route('getChildAgeRatings', 'The child’s age, band and maximum ratings today'),
+          params: ChildParams,
+          response: { 200: AgeRatings },
+        },
+      },
+      async (request) => {
+        const child = await children.getChild(requirePrincipal(request), request.params.childID);
+        return ageRatings(Math.max(0, child.age));
+      },
+    );
+  };
+}
