@@ -20,6 +20,8 @@ import { createMcpTokensService } from './mcp-tokens/service.js';
 import { orgRoutes } from './orgs/routes.js';
 import { createOrgsService } from './orgs/service.js';
 import { platformRoutes } from './platforms/routes.js';
+import { policyRoutes } from './policies/routes.js';
+import { createPoliciesService } from './policies/service.js';
 import { ratingRoutes } from './ratings/routes.js';
 import { ruleCategoryRoutes } from './rules/routes.js';
 import { usageRoutes } from './usage/routes.js';
@@ -39,9 +41,10 @@ export async function createServices(
   const families = createFamiliesService({ ...deps, users });
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
   const children = createChildrenService({ ...deps, families });
+  const policies = createPoliciesService({ ...deps, children });
   const usage = createUsageService({ ...deps, orgs });
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
-  return { bus, users, orgs, apiKeys, families, mcpTokens, usage, authority, children };
+  return { bus, users, orgs, apiKeys, families, mcpTokens, usage, authority, children, policies };
 }
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
@@ -58,6 +61,7 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await registerProductRoutes(app, familyRoutes(services.families));
   await registerProductRoutes(app, familyMemberRoutes(services.families));
   await registerProductRoutes(app, childRoutes(services.children));
+  await registerProductRoutes(app, policyRoutes(services.policies));
   await registerProductRoutes(app, platformRoutes);
   await registerProductRoutes(app, ratingRoutes);
   await registerProductRoutes(app, ruleCategoryRoutes);

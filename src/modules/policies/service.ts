@@ -1,0 +1,177 @@
+// Policies of a child: draft -> active <-> paused, a version that rises by one on every
+// change of the policy or its rules, rules from the closed registry.
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../auth/principal.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connect.js';
+import { BadRequestError, NotFoundError } from '../../http/errors.js';
+import type { ChildrenService } from '../children/service.js';
+import { ageOn } from './age-bands.js';
+import { rulesForAge, type Strictness } from './age-rules.js';
+import { checkRule } from './rule-validation.js';
+import {
+  bumpPolicy,
+  deletePolicy,
+  deleteRule,
+  findPolicy,
+  insertPolicy,
+  listPolicies,
+  listRules,
+  type PolicyRow,
+  type PolicyStatus,
+  type RuleWrite,
+  upsertRules,
+} from './store.js';
+
+const POLICY_NOT_FOUND = 'policy not found';
+
+export function createPoliciesService(deps: {
+  db: Db;
+  clock: Clock;
+  children: Pick<ChildrenService, 'requireChild'>;
+}) {
+  const { db, clock } = deps;
+
+  async function requirePolicy(principal: Principal, policyId: string, access: 'read' | 'write') {
+    const policy = await findPolicy(db, policyId);
+    if (!policy) {
+      throw new NotFoundError(POLICY_NOT_FOUND);
+    }
+    try {
+      await deps.children.requireChild(principal, policy.child_id, access);
+    } catch (error) {
+      throw error instanceof NotFoundError ? new NotFoundError(POLICY_NOT_FOUND) : error;
+    }
+    return policy;
+  }
+
+  /** Writes rules and bumps the version once, in one transaction; answers every rule. */
+  async function writeRules(policyId: string, rules: RuleWrite[]) {
+    return db.transaction().execute(async (trx) => {
+      await upsertRules(trx, policyId, rules, clock.now());
+      await bumpPolicy(trx, policyId, clock.now());
+      return listRules(trx, policyId);
+    });
+  }
+
+  return {
+    requirePolicy,
+
+    async createPolicy(
+      principal: Principal,
+      childId: string,
+      input: { name: string; priority?: number },
+    ) {
+      await deps.children.requireChild(principal, childId, 'write');
+      const name = input.name.trim();
+      if (name === '') {
+        throw new BadRequestError('name is required');
+      }
+      const now = clock.now();
+      const policy: PolicyRow = {
+        id: randomUUID(),
+        child_id: childId,
+        name,
+        status: 'draft',
+        priority: input.priority ?? 0,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+      };
+      await insertPolicy(db, policy);
+      return policy;
+    },
+
+    async listPolicies(principal: Principal, childId: string) {
+      await deps.children.requireChild(principal, childId, 'read');
+      return listPolicies(db, childId);
+    },
+
+    getPolicy: (principal: Principal, policyId: string) =>
+      requirePolicy(principal, policyId, 'read'),
+
+    async updatePolicy(
+      principal: Principal,
+      policyId: string,
+      input: { name?: string; priority?: number },
+    ) {
+      await requirePolicy(principal, policyId, 'write');
+      const name = input.name?.trim();
+      if (name === '') {
+        throw new BadRequestError('name is required');
+      }
+      return bumpPolicy(db, policyId, clock.now(), {
+        ...(name !== undefined ? { name } : {}),
+        ...(input.priority !== undefined ? { priority: input.priority } : {}),
+      });
+    },
+
+    async setStatus(
+      principal: Principal,
+      policyId: string,
+      status: Exclude<PolicyStatus, 'draft'>,
+    ) {
+      await requirePolicy(principal, policyId, 'write');
+      return bumpPolicy(db, policyId, clock.now(), { status });
+    },
+
+    async deletePolicy(principal: Principal, policyId: string): Promise<void> {
+      await requirePolicy(principal, policyId, 'write');
+      await deletePolicy(db, policyId);
+    },
+
+    async listRules(principal: Principal, policyId: string) {
+      await requirePolicy(principal, policyId, 'read');
+      return listRules(db, policyId);
+    },
+
+    async putRule(principal: Principal, policyId: string, rule: RuleWrite) {
+      await requirePolicy(principal, policyId, 'write');
+      checkRule(rule);
+      const rules = await writeRules(policyId, [rule]);
+      const written = rules.find((r) => r.category === rule.category);
+      if (!written) {
+        throw new Error('the rule written was not read back');
+      }
+      return written;
+    },
+
+    /** All or nothing: every rule is checked before any is written. */
+    async putRules(principal: Principal, policyId: string, rules: RuleWrite[]) {
+      await requirePolicy(principal, policyId, 'write');
+      const seen = new Set<string>();
+      rules.forEach((rule, index) => {
+        checkRule(rule, `/rules/${index}`);
+        if (seen.has(rule.category)) {
+          throw new BadRequestError(`rules[${index}].category repeats ${rule.category}`);
+        }
+        seen.add(rule.category);
+      });
+      return writeRules(policyId, rules);
+    },
+
+    async deleteRule(principal: Principal, policyId: string, category: string): Promise<void> {
+      await requirePolicy(principal, policyId, 'write');
+      checkRule({ category, enabled: false, config: {} }, '', { categoryOnly: true });
+      await db.transaction().execute(async (trx) => {
+        if (!(await deleteRule(trx, policyId, category))) {
+          throw new NotFoundError('rule not found');
+        }
+        await bumpPolicy(trx, policyId, clock.now());
+      });
+    },
+
+    async generateFromAge(
+      principal: Principal,
+      policyId: string,
+      strictness: Strictness = 'recommended',
+    ) {
+      const policy = await requirePolicy(principal, policyId, 'write');
+      const child = await deps.children.requireChild(principal, policy.child_id, 'read');
+      const age = Math.max(0, ageOn(child.birth_date, clock.now()));
+      return writeRules(policyId, rulesForAge(age, strictness).rules);
+    },
+  };
+}
+
+export type PoliciesService = ReturnType<typeof createPoliciesService>;

@@ -1,0 +1,132 @@
+// SQL of policies and their rules. A change and its version bump happen in one statement
+// set inside the caller's transaction.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../../db/connect.js';
+
+declare module '../../db/schema.js' {
+  interface Database {
+    policies: PolicyTable;
+    policy_rules: PolicyRuleTable;
+  }
+}
+
+export type PolicyStatus = 'draft' | 'active' | 'paused';
+
+export interface PolicyTable {
+  id: string;
+  child_id: string;
+  name: string;
+  status: PolicyStatus;
+  priority: number;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PolicyRuleTable {
+  id: string;
+  policy_id: string;
+  category: string;
+  enabled: boolean;
+  config: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type PolicyRow = PolicyTable;
+export type PolicyRuleRow = PolicyRuleTable;
+
+export interface RuleWrite {
+  category: string;
+  enabled: boolean;
+  config: Record<string, unknown>;
+}
+
+export async function insertPolicy(db: Db, policy: PolicyRow): Promise<void> {
+  await db.insertInto('policies').values(policy).execute();
+}
+
+export async function findPolicy(db: Db, policyId: string): Promise<PolicyRow | undefined> {
+  return db.selectFrom('policies').selectAll().where('id', '=', policyId).executeTakeFirst();
+}
+
+export async function listPolicies(db: Db, childId: string): Promise<PolicyRow[]> {
+  return db
+    .selectFrom('policies')
+    .selectAll()
+    .where('child_id', '=', childId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** Applies field changes (if any) and raises the version by exactly one. */
+export async function bumpPolicy(
+  db: Db,
+  policyId: string,
+  now: Date,
+  changes: Partial<Pick<PolicyRow, 'name' | 'priority' | 'status'>> = {},
+): Promise<PolicyRow> {
+  return db
+    .updateTable('policies')
+    .set({ ...changes, version: sql`version + 1`, updated_at: now })
+    .where('id', '=', policyId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deletePolicy(db: Db, policyId: string): Promise<void> {
+  await db.deleteFrom('policies').where('id', '=', policyId).execute();
+}
+
+export async function listRules(db: Db, policyId: string): Promise<PolicyRuleRow[]> {
+  return db
+    .selectFrom('policy_rules')
+    .selectAll()
+    .where('policy_id', '=', policyId)
+    .orderBy('category')
+    .execute();
+}
+
+export async function upsertRules(
+  db: Db,
+  policyId: string,
+  rules: RuleWrite[],
+  now: Date,
+): Promise<PolicyRuleRow[]> {
+  if (rules.length === 0) {
+    return [];
+  }
+  return db
+    .insertInto('policy_rules')
+    .values(
+      rules.map((rule) => ({
+        id: randomUUID(),
+        policy_id: policyId,
+        category: rule.category,
+        enabled: rule.enabled,
+        config: rule.config,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .onConflict((conflict) =>
+      conflict.columns(['policy_id', 'category']).doUpdateSet({
+        enabled: (eb) => eb.ref('excluded.enabled'),
+        config: (eb) => eb.ref('excluded.config'),
+        updated_at: (eb) => eb.ref('excluded.updated_at'),
+      }),
+    )
+    .returningAll()
+    .execute();
+}
+
+export async function deleteRule(db: Db, policyId: string, category: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('policy_rules')
+    .where('policy_id', '=', policyId)
+    .where('category', '=', category)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
