@@ -22,6 +22,8 @@ import { createOrgsService } from './orgs/service.js';
 import { platformRoutes } from './platforms/routes.js';
 import { policyRoutes } from './policies/routes.js';
 import { createPoliciesService } from './policies/service.js';
+import { quickSetupRoutes } from './quick-setup/routes.js';
+import { createQuickSetupService } from './quick-setup/service.js';
 import { ratingRoutes } from './ratings/routes.js';
 import { ruleCategoryRoutes } from './rules/routes.js';
 import { usageRoutes } from './usage/routes.js';
@@ -42,9 +44,22 @@ export async function createServices(
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
   const children = createChildrenService({ ...deps, families });
   const policies = createPoliciesService({ ...deps, children });
+  const quickSetup = createQuickSetupService({ ...deps, families });
   const usage = createUsageService({ ...deps, orgs });
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
-  return { bus, users, orgs, apiKeys, families, mcpTokens, usage, authority, children, policies };
+  return {
+    bus,
+    users,
+    orgs,
+    apiKeys,
+    families,
+    mcpTokens,
+    usage,
+    authority,
+    children,
+    policies,
+    quickSetup,
+  };
 }
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
@@ -62,6 +77,7 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await registerProductRoutes(app, familyMemberRoutes(services.families));
   await registerProductRoutes(app, childRoutes(services.children));
   await registerProductRoutes(app, policyRoutes(services.policies));
+  await registerProductRoutes(app, quickSetupRoutes(services.quickSetup));
   await registerProductRoutes(app, platformRoutes);
   await registerProductRoutes(app, ratingRoutes);
   await registerProductRoutes(app, ruleCategoryRoutes);

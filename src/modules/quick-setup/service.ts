@@ -1,0 +1,80 @@
+// Quick setup (spec "Quick setup"): a family, a child, an active policy and its 20
+// age-appropriate rules in one call. The dedupe key is (family_id, child_name, birth_date).
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../auth/principal.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connect.js';
+import { BadRequestError, ForbiddenError } from '../../http/errors.js';
+import { birthDateTime, parseBirthDate } from '../children/birth-date.js';
+import type { FamiliesService } from '../families/service.js';
+import { ageOn } from '../policies/age-bands.js';
+import { rulesForAge, type Strictness } from '../policies/age-rules.js';
+import { writeQuickSetup } from './store.js';
+
+export interface QuickSetupInput {
+  child_name: string;
+  birth_date: string;
+  strictness?: Strictness;
+  family_id?: string;
+  family_name?: string;
+}
+
+export function createQuickSetupService(deps: {
+  db: Db;
+  clock: Clock;
+  families: Pick<FamiliesService, 'requireFamily'>;
+}) {
+  return {
+    async quickSetup(principal: Principal, input: QuickSetupInput) {
+      const now = deps.clock.now();
+      const childName = input.child_name.trim();
+      if (childName === '') {
+        throw new BadRequestError('child_name is required');
+      }
+      const birthDate = parseBirthDate(input.birth_date, now);
+      if (input.family_id) {
+        await deps.families.requireFamily(principal, input.family_id, 'write');
+      } else if (principal.kind === 'mcp') {
+        throw new ForbiddenError('an MCP token acts for its one family only');
+      }
+      const familyName = input.family_name?.trim() || `${childName}'s Family`;
+      const generated = rulesForAge(Math.max(0, ageOn(birthDate, now)), input.strictness);
+
+      const rows = await writeQuickSetup(deps.db, {
+        family: input.family_id
+          ? { existingId: input.family_id }
+          : {
+              create: {
+                id: randomUUID(),
+                name: familyName,
+                org_id: principal.kind === 'key' ? principal.orgId : null,
+                environment: principal.kind === 'key' ? principal.environment : 'test',
+                created_at: now,
+                updated_at: now,
+              },
+              ownerUserId: principal.kind === 'key' ? undefined : principal.userId,
+            },
+        child: { name: childName, birth_date: birthDate },
+        policyName: `${childName}'s Protection Policy`,
+        rules: generated.rules,
+        now,
+      });
+
+      return {
+        family: { id: rows.family.id, name: rows.family.name },
+        child: {
+          id: rows.child.id,
+          name: rows.child.name,
+          birth_date: birthDateTime(rows.child.birth_date),
+        },
+        policy: { id: rows.policy.id, name: rows.policy.name, status: rows.policy.status },
+        rules: rows.rules,
+        age_group: generated.age_group,
+        max_ratings: generated.max_ratings,
+        rule_summary: generated.rule_summary,
+      };
+    },
+  };
+}
+
+export type QuickSetupService = ReturnType<typeof createQuickSetupService>;
