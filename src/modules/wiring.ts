@@ -12,6 +12,7 @@ import { apiKeyRoutes } from './api-keys/routes.js';
 import { createApiKeysService } from './api-keys/service.js';
 import { childRoutes } from './children/routes.js';
 import { createChildrenService } from './children/service.js';
+import { seedDemoFamily } from './demo/demo-family.js';
 import { familyMemberRoutes } from './families/member-routes.js';
 import { familyRoutes } from './families/routes.js';
 import { createFamiliesService } from './families/service.js';
@@ -40,12 +41,13 @@ export async function createServices(
   const users = createUsersService(deps);
   const orgs = createOrgsService({ ...deps, users });
   const apiKeys = createApiKeysService({ ...deps, orgs, bus });
-  const families = createFamiliesService({ ...deps, users });
+  const families = createFamiliesService({ ...deps, users, sandbox: config.appEnv === 'sandbox' });
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
   const children = createChildrenService({ ...deps, families });
   const policies = createPoliciesService({ ...deps, children });
   const quickSetup = createQuickSetupService({ ...deps, families });
   const usage = createUsageService({ ...deps, orgs });
+  await seedDemoFamily(deps.db, deps.clock);
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
   return {
     bus,

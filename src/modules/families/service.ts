@@ -10,6 +10,7 @@ import {
   ForbiddenError,
   NotFoundError,
 } from '../../http/errors.js';
+import { DEMO_FAMILY_ID } from '../demo/demo-family.js';
 import type { UsersService } from '../users/service.js';
 import {
   changeMemberKeepingOwner,
@@ -51,8 +52,21 @@ export function createFamiliesService(deps: {
   db: Db;
   clock: Clock;
   users: Pick<UsersService, 'userExists'>;
+  /** On a sandbox deployment every caller may read the demo family (CONTRACT.md §6). */
+  sandbox: boolean;
 }) {
   const { db, clock } = deps;
+
+  /** The demo family: readable by every sandbox caller (but MCP tokens), writable by none. */
+  function demoAccess(principal: Principal, access: Access): boolean {
+    if (!deps.sandbox || principal.kind === 'mcp') {
+      return false;
+    }
+    if (access === 'write') {
+      throw new ForbiddenError('demo family is read-only');
+    }
+    return true;
+  }
 
   /**
    * The family, if the caller may act on it. A key sees its org's families of its environment
@@ -69,6 +83,9 @@ export function createFamiliesService(deps: {
     const family = await findFamily(db, familyId);
     if (!family) {
       throw new NotFoundError(FAMILY_NOT_FOUND);
+    }
+    if (family.id === DEMO_FAMILY_ID && demoAccess(principal, access)) {
+      return family;
     }
     if (principal.kind === 'key') {
       if (family.org_id !== principal.orgId || family.environment !== principal.environment) {
@@ -121,7 +138,15 @@ export function createFamiliesService(deps: {
       return family;
     },
 
-    listFamilies: (principal: Principal) => listFamilies(db, tenantOf(principal)),
+    async listFamilies(principal: Principal): Promise<FamilyRow[]> {
+      const own = await listFamilies(db, tenantOf(principal));
+      if (!deps.sandbox || principal.kind === 'mcp') {
+        return own;
+      }
+      // The demo family is the oldest: it comes last in a newest-first list.
+      const demo = await findFamily(db, DEMO_FAMILY_ID);
+      return demo ? [...own.filter((f) => f.id !== DEMO_FAMILY_ID), demo] : own;
+    },
 
     requireFamily,
 

@@ -10,7 +10,8 @@ import type { PolicyRow, PolicyRuleRow, RuleWrite } from '../policies/store.js';
 
 export interface QuickSetupWrite {
   family: { existingId?: string; create?: FamilyRow; ownerUserId?: string };
-  child: { name: string; birth_date: string };
+  /** `id` fixes the child's id when it has to be created (the seeded demo children). */
+  child: { name: string; birth_date: string; id?: string };
   policyName: string;
   rules: RuleWrite[];
   now: Date;
@@ -63,9 +64,10 @@ export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<Q
       .executeTakeFirst();
     if (!child) {
       child = {
-        id: randomUUID(),
+        id: input.child.id ?? randomUUID(),
         family_id: family.id,
-        ...input.child,
+        name: input.child.name,
+        birth_date: input.child.birth_date,
         avatar_url: null,
         created_at: now,
         updated_at: now,
