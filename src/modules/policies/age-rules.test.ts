@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { QUICK_SETUP_CATEGORIES } from '../../../test/quick-setup-categories.js';
 import { ageOn, bandForAge } from './age-bands.js';
 import { rulesForAge } from './age-rules.js';
 
@@ -35,36 +36,13 @@ describe('age', () => {
 });
 
 describe('the 20 quick-setup rules', () => {
-  const CATEGORIES = [
-    'addictive_design_control',
-    'age_gate',
-    'algo_feed_control',
-    'content_rating',
-    'data_deletion_request',
-    'dm_restriction',
-    'geolocation_opt_in',
-    'monitoring_activity',
-    'notification_curfew',
-    'privacy_account_creation',
-    'privacy_profile_visibility',
-    'purchase_approval',
-    'purchase_block_iap',
-    'social_chat_control',
-    'targeted_ad_block',
-    'time_daily_limit',
-    'time_scheduled_hours',
-    'usage_timer_notification',
-    'web_filter_level',
-    'web_safesearch',
-  ];
-
   it('are always the same 20 categories, at every age and strictness', () => {
     for (let age = 0; age <= 30; age++) {
       for (const strictness of ['relaxed', 'recommended', 'strict'] as const) {
         const categories = rulesForAge(age, strictness)
           .rules.map((r) => r.category)
           .sort();
-        expect(categories).toEqual(CATEGORIES);
+        expect(categories).toEqual(QUICK_SETUP_CATEGORIES);
       }
     }
   });

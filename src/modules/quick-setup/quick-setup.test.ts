@@ -1,30 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { bearer, createOrg, longSession, mintKey, type Session } from '../../../test/identity.js';
+import { QUICK_SETUP_CATEGORIES } from '../../../test/quick-setup-categories.js';
 import { DEMO_FAMILY_ID } from '../demo/demo-family.js';
-
-const QUICK_SETUP_CATEGORIES = [
-  'addictive_design_control',
-  'age_gate',
-  'algo_feed_control',
-  'content_rating',
-  'data_deletion_request',
-  'dm_restriction',
-  'geolocation_opt_in',
-  'monitoring_activity',
-  'notification_curfew',
-  'privacy_account_creation',
-  'privacy_profile_visibility',
-  'purchase_approval',
-  'purchase_block_iap',
-  'social_chat_control',
-  'targeted_ad_block',
-  'time_daily_limit',
-  'time_scheduled_hours',
-  'usage_timer_notification',
-  'web_filter_level',
-  'web_safesearch',
-];
 
 describe('POST /api/v1/setup/quick', () => {
   let t: TestApp;
