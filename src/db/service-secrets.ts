@@ -1,0 +1,34 @@
+// Secrets the service generates once and keeps in its own database, shared by every process
+// that uses the same storage (so a code minted by one instance redeems on another).
+import { randomBytes } from 'node:crypto';
+import type { Db } from './connect.js';
+
+declare module './schema.js' {
+  interface Database {
+    service_secrets: ServiceSecretTable;
+  }
+}
+
+export interface ServiceSecretTable {
+  name: string;
+  value: Buffer;
+  created_at: Date;
+}
+
+/**
+ * The secret called `name`, generated (`bytes` random bytes) on first use. Two processes
+ * racing both insert; the conflict keeps the first and both read it back.
+ */
+export async function loadServiceSecret(db: Db, name: string, bytes = 32): Promise<Buffer> {
+  await db
+    .insertInto('service_secrets')
+    .values({ name, value: randomBytes(bytes), created_at: new Date() })
+    .onConflict((conflict) => conflict.column('name').doNothing())
+    .execute();
+  const row = await db
+    .selectFrom('service_secrets')
+    .select('value')
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow();
+  return Buffer.from(row.value);
+}
