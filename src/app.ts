@@ -65,7 +65,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerOpenApi(app, config);
   const db = deps.database.db;
   const services = await createServices(config, { db, clock }, app.log);
-  app.addHook('onClose', () => services.bus.close());
+  app.addHook('onClose', async () => {
+    await services.sandboxSessions.close();
+    await services.bus.close();
+  });
 
   // onRequest order matters: who is calling, then metering (which counts failed
   // authentication against the client IP), then the 401/403 answers.
@@ -75,6 +78,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     users: services.users,
     apiKeys: services.apiKeys,
     mcpTokens: services.mcpTokens,
+    sandboxSessions: services.sandboxSessions,
   });
   const rateLimits = config.redisUrl
     ? createRedisStore(config.redisUrl, app.log)

@@ -26,6 +26,7 @@ describe('configuration (CONTRACT.md §1)', () => {
       authAudience: undefined,
       trustProxy: false,
       logLevel: 'info',
+      sandboxSessions: { max: 10_000, idleMs: 30 * 24 * 60 * 60 * 1000 },
     });
   });
 
@@ -43,8 +44,11 @@ describe('configuration (CONTRACT.md §1)', () => {
       AUTH_AUDIENCE: 'haven',
       TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
       LOG_LEVEL: 'warn',
+      SANDBOX_MAX_SESSIONS: '50',
+      SANDBOX_SESSION_IDLE_DAYS: '2',
     });
     expect(config).toMatchObject({
+      sandboxSessions: { max: 50, idleMs: 2 * 24 * 60 * 60 * 1000 },
       port: 0,
       host: '0.0.0.0',
       appEnv: 'production',
@@ -73,6 +77,10 @@ describe('configuration (CONTRACT.md §1)', () => {
     expect(failure({ REDIS_URL: 'not a url' })).toBe('REDIS_URL: must be an absolute URL');
     expect(failure({ LOG_LEVEL: 'loud' })).toMatch(/^LOG_LEVEL: must be one of/);
     expect(failure({ TRUST_PROXY: 'maybe' })).toMatch(/^TRUST_PROXY: /);
+    expect(failure({ SANDBOX_MAX_SESSIONS: '0' })).toBe(
+      'SANDBOX_MAX_SESSIONS: must be a positive integer, got "0"',
+    );
+    expect(failure({ SANDBOX_SESSION_IDLE_DAYS: '1.5' })).toMatch(/^SANDBOX_SESSION_IDLE_DAYS: /);
     expect(failure({ PUBLIC_BASE_URL: 'ftp://x' })).toBe('PUBLIC_BASE_URL: must use http or https');
     for (const message of [failure({ PORT: '-1' }), failure({ APP_ENV: 'x' })]) {
       expect(message).not.toContain('\n');

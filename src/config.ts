@@ -20,6 +20,8 @@ export interface Config {
   authAudience: string | undefined;
   trustProxy: TrustProxy;
   logLevel: LogLevel;
+  /** Bounds on anonymous sandbox sessions (X-Sandbox-Session), so invented ids cannot grow storage. */
+  sandboxSessions: { max: number; idleMs: number };
 }
 
 /** A bad variable: the message is the one line the process prints before it stops. */
@@ -42,6 +44,8 @@ const LOG_LEVELS: readonly LogLevel[] = [
   'trace',
   'silent',
 ];
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 type Env = Record<string, string | undefined>;
 
@@ -121,6 +125,16 @@ function parseLogLevel(raw: string | undefined): LogLevel {
   return level;
 }
 
+function parsePositiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) {
+    return fallback;
+  }
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) {
+    throw new ConfigError(name, `must be a positive integer, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
 function parseAppEnv(raw: string | undefined): AppEnv {
   if (raw === undefined) {
     return 'sandbox';
@@ -169,5 +183,11 @@ export function loadConfig(env: Env = process.env): Config {
     authAudience,
     trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY')),
     logLevel: parseLogLevel(read(env, 'LOG_LEVEL')),
+    sandboxSessions: {
+      max: parsePositiveInt('SANDBOX_MAX_SESSIONS', read(env, 'SANDBOX_MAX_SESSIONS'), 10_000),
+      idleMs:
+        parsePositiveInt('SANDBOX_SESSION_IDLE_DAYS', read(env, 'SANDBOX_SESSION_IDLE_DAYS'), 30) *
+        DAY_MS,
+    },
   };
 }

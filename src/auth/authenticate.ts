@@ -6,6 +6,7 @@ import type { AppEnv } from '../config.js';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../http/errors.js';
 import type { ApiKeysService } from '../modules/api-keys/service.js';
 import type { McpTokensService } from '../modules/mcp-tokens/service.js';
+import type { SandboxSessionsService } from '../modules/sandbox-sessions/service.js';
 import type { UsersService } from '../modules/users/service.js';
 import { type Credential, readCredential } from './credentials.js';
 import { type AuthMode, callerKeyOf, type Principal } from './principal.js';
@@ -19,6 +20,7 @@ export interface AuthDeps {
   users: Pick<UsersService, 'resolveSessionUser'>;
   apiKeys: Pick<ApiKeysService, 'verifyKey'>;
   mcpTokens: Pick<McpTokensService, 'verifyToken'>;
+  sandboxSessions: Pick<SandboxSessionsService, 'resolve'>;
 }
 
 const MESSAGES = {
@@ -33,7 +35,6 @@ const MESSAGES = {
 
 /** Sandbox sessions are named by the caller; the name keys their data (spec: Quick setup). */
 const SANDBOX_SESSION = /^[\x21-\x7e]{1,128}$/;
-const SANDBOX_ISSUER = 'haven-sandbox-session';
 
 export function installAuthentication(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('principal', null);
@@ -78,13 +79,7 @@ export function installAuthentication(app: FastifyInstance, deps: AuthDeps): voi
     if (!SANDBOX_SESSION.test(session)) {
       throw new BadRequestError('X-Sandbox-Session must be 1-128 printable characters');
     }
-    const user = await deps.users.resolveSessionUser({
-      issuer: SANDBOX_ISSUER,
-      subject: session,
-      email: '',
-      name: `Sandbox session ${session}`,
-    });
-    return { kind: 'sandbox', session, userId: user.id };
+    return { kind: 'sandbox', session, userId: await deps.sandboxSessions.resolve(session) };
   }
 
   async function resolve(

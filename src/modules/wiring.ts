@@ -27,6 +27,7 @@ import { quickSetupRoutes } from './quick-setup/routes.js';
 import { createQuickSetupService } from './quick-setup/service.js';
 import { ratingRoutes } from './ratings/routes.js';
 import { ruleCategoryRoutes } from './rules/routes.js';
+import { createSandboxSessionsService } from './sandbox-sessions/service.js';
 import { usageRoutes } from './usage/routes.js';
 import { createUsageService } from './usage/service.js';
 import { userRoutes } from './users/routes.js';
@@ -39,6 +40,12 @@ export async function createServices(
 ) {
   const bus = createInvalidationBus({ redisUrl: config.redisUrl, log });
   const users = createUsersService(deps);
+  const sandboxSessions = createSandboxSessionsService({
+    ...deps,
+    bus,
+    log,
+    limits: config.sandboxSessions,
+  });
   const orgs = createOrgsService({ ...deps, users });
   const apiKeys = createApiKeysService({ ...deps, orgs, bus });
   const families = createFamiliesService({ ...deps, users, sandbox: config.appEnv === 'sandbox' });
@@ -52,6 +59,7 @@ export async function createServices(
   return {
     bus,
     users,
+    sandboxSessions,
     orgs,
     apiKeys,
     families,
