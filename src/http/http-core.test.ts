@@ -82,6 +82,29 @@ describe('HTTP core: envelope, validation, request ids, logs', () => {
     }
   });
 
+  it('refuses text PostgreSQL cannot store (NUL, unpaired surrogates), naming the field', async () => {
+    const cases: Array<[string, string]> = [
+      ['{"name":"a\\u0000b"}', 'name must not contain NUL characters'],
+      ['{"name":"ok","tags":["x","\\ud800"]}', 'tags[1] must not contain unpaired surrogates'],
+      ['{"name":"ok","meta":{"\\u0000":1}}', 'meta property names must not contain NUL characters'],
+      ['"\\udc00"', 'request body must not contain unpaired surrogates'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await post(body);
+      expect(res.statusCode, body).toBe(400);
+      expect(res.json()).toEqual({ error: 'Bad Request', message, code: 400 });
+    }
+    // A proper pair is a character like any other.
+    const emoji = await post('{"name":"\\ud83d\\ude00"}');
+    expect(emoji.statusCode).toBe(200);
+  });
+
+  it('walks bodies nested thousands deep without overflowing', async () => {
+    const deep = `${'['.repeat(5000)}"\\u0000"${']'.repeat(5000)}`;
+    const res = await post(deep);
+    expect(res.statusCode).toBe(400);
+  });
+
   it('names the field that breaks the schema', async () => {
     const cases: Array<[unknown, string]> = [
       [{}, 'name is required'],

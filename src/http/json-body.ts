@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { BadRequestError } from './errors.js';
+import { unstorableTextIn } from './storable-text.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,15 +26,23 @@ export function installJsonBodyParser(app: FastifyInstance): void {
         done(null, undefined);
         return;
       }
+      let parsed: unknown;
       try {
         // `__proto__` and `constructor.prototype` keys are dropped, never merged.
-        done(
-          null,
-          secureJson.parse(raw, undefined, { protoAction: 'remove', constructorAction: 'remove' }),
-        );
+        parsed = secureJson.parse(raw, undefined, {
+          protoAction: 'remove',
+          constructorAction: 'remove',
+        });
       } catch {
         done(new BadRequestError('invalid JSON body'), undefined);
+        return;
       }
+      const unstorable = unstorableTextIn(parsed);
+      if (unstorable) {
+        done(new BadRequestError(unstorable), undefined);
+        return;
+      }
+      done(null, parsed);
     },
   );
 }
