@@ -28,6 +28,8 @@ interface Row {
 interface Credentials {
   session: Record<string, string>;
   key: Record<string, string>;
+  /** A family of the key's org, with two children. */
+  familyId: string;
 }
 
 /**
@@ -61,13 +63,33 @@ async function seed(dataDir: string): Promise<Credentials> {
         payload: { name: 'bench', environment: 'test' },
       })
     ).json();
+    const keyAuth = { authorization: `Bearer ${key.key}` };
+    const family = (
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/developer/families',
+        headers: keyAuth,
+        payload: { name: 'Bench Family' },
+      })
+    ).json();
+    for (const [name, birth_date] of [
+      ['Ada', '2016-05-01'],
+      ['Bo', '2012-09-14'],
+    ]) {
+      await app.inject({
+        method: 'POST',
+        url: `/api/v1/developer/families/${family.id}/children`,
+        headers: keyAuth,
+        payload: { name, birth_date },
+      });
+    }
     const deps = { db: storage.database.db, clock: systemClock };
     await createOrgsService({ ...deps, users: createUsersService(deps) }).setTier(
       org.id,
       'bench',
       1e9,
     );
-    return { session: auth, key: { authorization: `Bearer ${key.key}` } };
+    return { session: auth, key: keyAuth, familyId: family.id };
   } finally {
     await app.close();
     await storage.close();
@@ -88,6 +110,19 @@ function rows(auth: Credentials): Row[] {
       name: 'GET /api/v1/developer/families (API key, database read)',
       path: '/api/v1/developer/families',
       headers: auth.key,
+    },
+    {
+      name: 'GET /api/v1/developer/families/{id}/children (API key, database read)',
+      path: `/api/v1/developer/families/${auth.familyId}/children`,
+      headers: auth.key,
+    },
+    {
+      // Without family_id every call writes a new family, child, policy and 20 rules.
+      name: 'POST /api/v1/developer/setup/quick (API key, transaction of 24 rows)',
+      method: 'POST',
+      path: '/api/v1/developer/setup/quick',
+      headers: { ...auth.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ child_name: 'Bench Kid', birth_date: '2016-05-01' }),
     },
   ];
 }
@@ -214,7 +249,9 @@ try {
       await autocannon({ url: `${bare.url}${row.path}`, duration: 1, connections: CONNECTIONS });
       await autocannon({
         url: `${server.url}${row.path}`,
+        method: row.method ?? 'GET',
         headers: row.headers,
+        body: row.body,
         duration: 1,
         connections: CONNECTIONS,
       });

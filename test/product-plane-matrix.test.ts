@@ -1,0 +1,520 @@
+// Every row of CONTRACT.md §7, both forms: `/api/v1` with a session and `/api/v1/developer`
+// with an API key holding exactly the row's scope. Per row: the success status and shape,
+// 403 naming the scope a key lacks, 403 `no API scopes in context` without an svc_ key on
+// the developer form, and 404 for another org's resource. A new product route joins by
+// adding a row here.
+import type { InjectOptions } from 'fastify';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SCOPES } from '../src/auth/scopes.js';
+import { RULE_REGISTRY } from '../src/modules/rules/registry.js';
+import { buildTestApp, type TestApp } from './app.js';
+import {
+  bearer,
+  createOrg,
+  longSession,
+  type MintedKey,
+  mintKey,
+  newSession,
+  type Session,
+} from './identity.js';
+
+/** Fresh resources for one request (a DELETE must not starve the next row). */
+interface Made {
+  familyId: string;
+  childId: string;
+  policyId: string;
+  /** A guardian member (another user), free to be changed or removed. */
+  memberId: string;
+  /** A user who is not yet a member. */
+  outsiderId: string;
+}
+
+interface Row {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path below the prefix, with ids filled in. */
+  path(made: Made): string;
+  body?(made: Made): unknown;
+  /** undefined: open to any caller (no scope). */
+  scope?: (typeof SCOPES)[number];
+  status: number;
+  /** Fields every success body has (for arrays: every element). */
+  fields?: string[];
+  /** Answers with an id of its own resource kind, so another org's id gives 404. */
+  idRoute: boolean;
+}
+
+function defaultConfigOf(category: string): Record<string, unknown> {
+  const entry = RULE_REGISTRY.find((candidate) => candidate.category === category);
+  if (!entry) {
+    throw new Error(`${category} is not in the registry`);
+  }
+  return entry.default_config;
+}
+
+const POLICY = [
+  'id',
+  'child_id',
+  'name',
+  'status',
+  'priority',
+  'version',
+  'created_at',
+  'updated_at',
+];
+const RULE = ['id', 'policy_id', 'category', 'enabled', 'config', 'created_at', 'updated_at'];
+const CHILD = ['id', 'family_id', 'name', 'birth_date', 'created_at', 'updated_at'];
+const FAMILY = ['id', 'name', 'created_at', 'updated_at'];
+const MEMBER = ['id', 'family_id', 'user_id', 'role', 'joined_at'];
+const AGE_RATINGS = ['age', 'age_group', 'max_ratings'];
+
+const ROWS: Row[] = [
+  {
+    method: 'POST',
+    path: () => '/families',
+    body: () => ({ name: 'Matrix' }),
+    scope: 'write:families',
+    status: 201,
+    fields: FAMILY,
+    idRoute: false,
+  },
+  {
+    method: 'GET',
+    path: () => '/families',
+    scope: 'read:families',
+    status: 200,
+    fields: FAMILY,
+    idRoute: false,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/families/${m.familyId}`,
+    scope: 'read:families',
+    status: 200,
+    fields: FAMILY,
+    idRoute: true,
+  },
+  {
+    method: 'PATCH',
+    path: (m) => `/families/${m.familyId}`,
+    body: () => ({ name: 'Renamed' }),
+    scope: 'write:families',
+    status: 200,
+    fields: FAMILY,
+    idRoute: true,
+  },
+  {
+    method: 'DELETE',
+    path: (m) => `/families/${m.familyId}`,
+    scope: 'write:families',
+    status: 204,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/families/${m.familyId}/members`,
+    scope: 'read:families',
+    status: 200,
+    fields: MEMBER,
+    idRoute: true,
+  },
+  {
+    method: 'POST',
+    path: (m) => `/families/${m.familyId}/members`,
+    body: (m) => ({ user_id: m.outsiderId, role: 'parent' }),
+    scope: 'write:families',
+    status: 201,
+    fields: MEMBER,
+    idRoute: true,
+  },
+  {
+    method: 'PATCH',
+    path: (m) => `/families/${m.familyId}/members/${m.memberId}`,
+    body: () => ({ role: 'parent' }),
+    scope: 'write:families',
+    status: 200,
+    fields: MEMBER,
+    idRoute: true,
+  },
+  {
+    method: 'DELETE',
+    path: (m) => `/families/${m.familyId}/members/${m.memberId}`,
+    scope: 'write:families',
+    status: 204,
+    idRoute: true,
+  },
+  {
+    method: 'POST',
+    path: (m) => `/families/${m.familyId}/children`,
+    body: () => ({ name: 'Kid', birth_date: '2015-03-04' }),
+    scope: 'write:children',
+    status: 201,
+    fields: CHILD,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/families/${m.familyId}/children`,
+    scope: 'read:children',
+    status: 200,
+    fields: CHILD,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/children/${m.childId}`,
+    scope: 'read:children',
+    status: 200,
+    fields: CHILD,
+    idRoute: true,
+  },
+  {
+    method: 'PATCH',
+    path: (m) => `/children/${m.childId}`,
+    body: () => ({ name: 'Kiddo' }),
+    scope: 'write:children',
+    status: 200,
+    fields: CHILD,
+    idRoute: true,
+  },
+  {
+    method: 'DELETE',
+    path: (m) => `/children/${m.childId}`,
+    scope: 'write:children',
+    status: 204,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/children/${m.childId}/age-ratings`,
+    scope: 'read:ratings',
+    status: 200,
+    fields: AGE_RATINGS,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: () => '/rules/categories',
+    status: 200,
+    fields: [
+      'category',
+      'group',
+      'name',
+      'description',
+      'config_schema',
+      'default_config',
+      'engagement',
+      'capabilities',
+    ],
+    idRoute: false,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/children/${m.childId}/policies`,
+    scope: 'read:policies',
+    status: 200,
+    fields: POLICY,
+    idRoute: true,
+  },
+  {
+    method: 'POST',
+    path: (m) => `/children/${m.childId}/policies`,
+    body: () => ({ name: 'Weekend' }),
+    scope: 'write:policies',
+    status: 201,
+    fields: POLICY,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/policies/${m.policyId}`,
+    scope: 'read:policies',
+    status: 200,
+    fields: POLICY,
+    idRoute: true,
+  },
+  {
+    method: 'PATCH',
+    path: (m) => `/policies/${m.policyId}`,
+    body: () => ({ priority: 3 }),
+    scope: 'write:policies',
+    status: 200,
+    fields: POLICY,
+    idRoute: true,
+  },
+  {
+    method: 'DELETE',
+    path: (m) => `/policies/${m.policyId}`,
+    scope: 'write:policies',
+    status: 204,
+    idRoute: true,
+  },
+  {
+    method: 'POST',
+    path: (m) => `/policies/${m.policyId}/pause`,
+    scope: 'write:policies',
+    status: 200,
+    fields: POLICY,
+    idRoute: true,
+  },
+  {
+    method: 'POST',
+    path: (m) => `/policies/${m.policyId}/activate`,
+    scope: 'write:policies',
+    status: 200,
+    fields: POLICY,
+    idRoute: true,
+  },
+  {
+    method: 'POST',
+    path: (m) => `/policies/${m.policyId}/generate-from-age`,
+    body: () => ({ strictness: 'strict' }),
+    scope: 'write:policies',
+    status: 200,
+    fields: RULE,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/policies/${m.policyId}/rules`,
+    scope: 'read:policies',
+    status: 200,
+    fields: RULE,
+    idRoute: true,
+  },
+  {
+    method: 'PUT',
+    path: (m) => `/policies/${m.policyId}/rules/dm_restriction`,
+    body: () => ({ enabled: true, config: { mode: 'contacts_only' } }),
+    scope: 'write:policies',
+    status: 200,
+    fields: RULE,
+    idRoute: true,
+  },
+  {
+    method: 'PUT',
+    path: (m) => `/policies/${m.policyId}/rules`,
+    body: () => ({
+      rules: [
+        { category: 'web_safesearch', enabled: true, config: defaultConfigOf('web_safesearch') },
+      ],
+    }),
+    scope: 'write:policies',
+    status: 200,
+    fields: RULE,
+    idRoute: true,
+  },
+  {
+    method: 'DELETE',
+    path: (m) => `/policies/${m.policyId}/rules/dm_restriction`,
+    scope: 'write:policies',
+    status: 204,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: () => '/ratings/systems',
+    scope: 'read:ratings',
+    status: 200,
+    fields: ['id', 'name', 'country', 'media_type', 'description'],
+    idRoute: false,
+  },
+  {
+    method: 'GET',
+    path: () => '/ratings/systems/esrb',
+    scope: 'read:ratings',
+    status: 200,
+    fields: ['id', 'ratings'],
+    idRoute: false,
+  },
+  {
+    method: 'GET',
+    path: () => '/ratings/by-age?age=9',
+    scope: 'read:ratings',
+    status: 200,
+    fields: AGE_RATINGS,
+    idRoute: false,
+  },
+  {
+    method: 'GET',
+    path: () => '/platforms',
+    scope: 'read:platforms',
+    status: 200,
+    fields: [
+      'platform_id',
+      'id',
+      'name',
+      'category',
+      'tier',
+      'auth_type',
+      'capabilities',
+      'description',
+    ],
+    idRoute: false,
+  },
+  {
+    method: 'GET',
+    path: () => '/platforms/nextdns',
+    scope: 'read:platforms',
+    status: 200,
+    fields: ['platform_id', 'capabilities'],
+    idRoute: false,
+  },
+  {
+    method: 'POST',
+    path: () => '/setup/quick',
+    body: (m) => ({ family_id: m.familyId, child_name: 'Quick', birth_date: '2014-06-07' }),
+    scope: 'write:families',
+    status: 201,
+    fields: ['family', 'child', 'policy', 'rules', 'age_group', 'max_ratings', 'rule_summary'],
+    idRoute: true,
+  },
+];
+
+const label = (row: Row) =>
+  `${row.method} ${row.path({
+    familyId: '{familyID}',
+    childId: '{childID}',
+    policyId: '{policyID}',
+    memberId: '{memberID}',
+    outsiderId: '',
+  })}`;
+
+describe('CONTRACT §7, row by row, in both forms', () => {
+  let t: TestApp;
+  let owner: Session;
+  let orgKey: MintedKey;
+  let otherOrgKey: MintedKey;
+  const scopedKeys = new Map<string, MintedKey>();
+  const allButKeys = new Map<string, MintedKey>();
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    owner = await longSession(t);
+    const org = await createOrg(t.app, owner);
+    orgKey = await mintKey(t.app, owner, org.id);
+    const otherOwner = await newSession(t.app);
+    otherOrgKey = await mintKey(
+      t.app,
+      otherOwner,
+      (await createOrg(t.app, otherOwner, 'Other')).id,
+    );
+    for (const scope of SCOPES) {
+      scopedKeys.set(scope, await mintKey(t.app, owner, org.id, { scopes: [scope] }));
+      allButKeys.set(
+        scope,
+        await mintKey(t.app, owner, org.id, { scopes: SCOPES.filter((s) => s !== scope) }),
+      );
+    }
+  });
+  afterAll(() => t.close());
+  // Each case in a fresh rate-limit minute: this file checks routes, not the limiter.
+  beforeEach(() => t.clock.advance(61_000));
+
+  /** A family with a child and its active policy, made by this caller on this prefix. */
+  async function make(prefix: string, headers: Record<string, string>): Promise<Made> {
+    const setup = await t.app.inject({
+      method: 'POST',
+      url: `${prefix}/setup/quick`,
+      headers,
+      payload: { child_name: 'Matrix Kid', birth_date: '2015-01-02' },
+    });
+    expect(setup.statusCode, setup.body).toBe(201);
+    const body = setup.json();
+    const member = await t.app.inject({
+      method: 'POST',
+      url: `${prefix}/families/${body.family.id}/members`,
+      headers,
+      payload: { user_id: (await newSession(t.app)).userId, role: 'guardian' },
+    });
+    expect(member.statusCode, member.body).toBe(201);
+    return {
+      familyId: body.family.id,
+      childId: body.child.id,
+      policyId: body.policy.id,
+      memberId: member.json().id,
+      outsiderId: (await newSession(t.app)).userId,
+    };
+  }
+
+  function request(
+    row: Row,
+    prefix: string,
+    made: Made,
+    headers: Record<string, string>,
+  ): InjectOptions {
+    const body = row.body?.(made);
+    return {
+      method: row.method,
+      url: `${prefix}${row.path(made)}`,
+      headers,
+      ...(body === undefined ? {} : { payload: body as object }),
+    };
+  }
+
+  function expectShape(row: Row, res: { statusCode: number; body: string; json(): unknown }): void {
+    expect(res.statusCode, `${label(row)}: ${res.body}`).toBe(row.status);
+    if (!row.fields) {
+      expect(res.body).toBe('');
+      return;
+    }
+    const json = res.json();
+    const items = Array.isArray(json) ? json : [json];
+    expect(items.length, label(row)).toBeGreaterThan(0);
+    for (const item of items) {
+      for (const field of row.fields) {
+        expect(item, `${label(row)} lacks ${field}`).toHaveProperty(field);
+      }
+    }
+  }
+
+  for (const row of ROWS) {
+    describe(label(row), () => {
+      it('/api/v1 with a session: the contract status and shape', async () => {
+        const made = await make('/api/v1', owner.auth);
+        expectShape(row, await t.app.inject(request(row, '/api/v1', made, owner.auth)));
+      });
+
+      it(`/api/v1/developer with a key scoped to ${row.scope ?? 'nothing'}: the same`, async () => {
+        const made = await make('/api/v1/developer', bearer(orgKey.key));
+        const key = row.scope ? (scopedKeys.get(row.scope) as MintedKey) : otherOrgKey;
+        expectShape(
+          row,
+          await t.app.inject(request(row, '/api/v1/developer', made, bearer(key.key))),
+        );
+      });
+
+      if (row.scope) {
+        it('/api/v1/developer: 403 naming the scope a key lacks; 403 without an svc_ key', async () => {
+          const made = await make('/api/v1/developer', bearer(orgKey.key));
+          const lacking = allButKeys.get(row.scope as string) as MintedKey;
+          const refused = await t.app.inject(
+            request(row, '/api/v1/developer', made, bearer(lacking.key)),
+          );
+          expect(refused.statusCode).toBe(403);
+          expect(refused.json().message).toBe(`missing required scope: ${row.scope}`);
+          for (const headers of [{}, owner.auth]) {
+            const anonymous = await t.app.inject(request(row, '/api/v1/developer', made, headers));
+            expect(anonymous.statusCode).toBe(403);
+            expect(anonymous.json().message).toBe('no API scopes in context');
+          }
+        });
+      }
+
+      if (row.idRoute) {
+        it("another org's key gets 404 and changes nothing", async () => {
+          const made = await make('/api/v1/developer', bearer(orgKey.key));
+          const res = await t.app.inject(
+            request(row, '/api/v1/developer', made, bearer(otherOrgKey.key)),
+          );
+          expect(res.statusCode, res.body).toBe(404);
+          const still = await t.app.inject({
+            url: `/api/v1/developer/policies/${made.policyId}/rules`,
+            headers: bearer(orgKey.key),
+          });
+          expect(still.statusCode).toBe(200);
+          expect(still.json()).toHaveLength(20);
+        });
+      }
+    });
+  }
+});
