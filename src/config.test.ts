@@ -26,6 +26,7 @@ describe('configuration (CONTRACT.md §1)', () => {
       authAudience: undefined,
       trustProxy: false,
       logLevel: 'info',
+      credentialKeys: undefined,
       sandboxSessions: { max: 10_000, idleMs: 30 * 24 * 60 * 60 * 1000 },
     });
   });
@@ -45,10 +46,12 @@ describe('configuration (CONTRACT.md §1)', () => {
       TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
       LOG_LEVEL: 'warn',
       SANDBOX_MAX_SESSIONS: '50',
+      CREDENTIALS_KEY: `${Buffer.alloc(32, 1).toString('base64')},${Buffer.alloc(32, 2).toString('base64url')}`,
       SANDBOX_SESSION_IDLE_DAYS: '2',
     });
     expect(config).toMatchObject({
       sandboxSessions: { max: 50, idleMs: 2 * 24 * 60 * 60 * 1000 },
+      credentialKeys: [Buffer.alloc(32, 1), Buffer.alloc(32, 2)],
       port: 0,
       host: '0.0.0.0',
       appEnv: 'production',
@@ -77,6 +80,10 @@ describe('configuration (CONTRACT.md §1)', () => {
     expect(failure({ REDIS_URL: 'not a url' })).toBe('REDIS_URL: must be an absolute URL');
     expect(failure({ LOG_LEVEL: 'loud' })).toMatch(/^LOG_LEVEL: must be one of/);
     expect(failure({ TRUST_PROXY: 'maybe' })).toMatch(/^TRUST_PROXY: /);
+    expect(failure({ CREDENTIALS_KEY: Buffer.alloc(16).toString('base64') })).toBe(
+      'CREDENTIALS_KEY: must be base64 of 32 random bytes (comma-separated to rotate keys)',
+    );
+    expect(failure({ CREDENTIALS_KEY: 'not base64 at all!' })).toMatch(/^CREDENTIALS_KEY: /);
     expect(failure({ SANDBOX_MAX_SESSIONS: '0' })).toBe(
       'SANDBOX_MAX_SESSIONS: must be a positive integer, got "0"',
     );

@@ -20,6 +20,11 @@ export interface Config {
   authAudience: string | undefined;
   trustProxy: TrustProxy;
   logLevel: LogLevel;
+  /**
+   * AES-256 keys for platform credentials at rest (CREDENTIALS_KEY, comma-separated base64):
+   * the first encrypts, every one decrypts, so a key can be rotated in.
+   */
+  credentialKeys: Buffer[] | undefined;
   /** Bounds on anonymous sandbox sessions (X-Sandbox-Session), so invented ids cannot grow storage. */
   sandboxSessions: { max: number; idleMs: number };
 }
@@ -135,6 +140,23 @@ function parsePositiveInt(name: string, raw: string | undefined, fallback: numbe
   return Number(raw);
 }
 
+function parseCredentialKeys(raw: string | undefined): Buffer[] | undefined {
+  if (raw === undefined) {
+    return undefined;
+  }
+  return raw.split(',').map((part) => {
+    const text = part.trim();
+    const key = Buffer.from(text, 'base64');
+    if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text) || key.length !== 32) {
+      throw new ConfigError(
+        'CREDENTIALS_KEY',
+        'must be base64 of 32 random bytes (comma-separated to rotate keys)',
+      );
+    }
+    return key;
+  });
+}
+
 function parseAppEnv(raw: string | undefined): AppEnv {
   if (raw === undefined) {
     return 'sandbox';
@@ -183,6 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     authAudience,
     trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY')),
     logLevel: parseLogLevel(read(env, 'LOG_LEVEL')),
+    credentialKeys: parseCredentialKeys(read(env, 'CREDENTIALS_KEY')),
     sandboxSessions: {
       max: parsePositiveInt('SANDBOX_MAX_SESSIONS', read(env, 'SANDBOX_MAX_SESSIONS'), 10_000),
       idleMs:

@@ -1,5 +1,6 @@
 // buildTestApp(): the real app on its own clean database, with a hand-moved clock and the
 // log lines kept in memory for assertions.
+import { type AddressInfo, createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { type AppDeps, buildApp } from '../src/app.js';
@@ -73,4 +74,30 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       }
     },
   };
+}
+
+/** A port nobody listens on right now (the OS picks it; released before it is returned). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The app listening on 127.0.0.1 with PUBLIC_BASE_URL set to where it listens, so that links
+ * it hands out (OAuth connect config, docs) can be followed by a real client.
+ */
+export async function buildListeningTestApp(
+  options: TestAppOptions = {},
+): Promise<TestApp & { baseUrl: string }> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const t = await buildTestApp({ ...options, env: { ...options.env, PUBLIC_BASE_URL: baseUrl } });
+  await t.app.listen({ port, host: '127.0.0.1' });
+  return { ...t, baseUrl };
 }

@@ -27,6 +27,7 @@ interface Made {
   memberId: string;
   /** A user who is not yet a member. */
   outsiderId: string;
+  connectionId: string;
 }
 
 interface Row {
@@ -65,6 +66,15 @@ const RULE = ['id', 'policy_id', 'category', 'enabled', 'config', 'created_at', 
 const CHILD = ['id', 'family_id', 'name', 'birth_date', 'created_at', 'updated_at'];
 const FAMILY = ['id', 'name', 'created_at', 'updated_at'];
 const MEMBER = ['id', 'family_id', 'user_id', 'role', 'joined_at'];
+const CONNECTION = [
+  'id',
+  'family_id',
+  'platform_id',
+  'status',
+  'created_at',
+  'last_enforcement_at',
+  'last_enforcement_status',
+];
 const AGE_RATINGS = ['age', 'age_group', 'max_ratings'];
 
 const ROWS: Row[] = [
@@ -368,6 +378,30 @@ const ROWS: Row[] = [
     fields: ['family', 'child', 'policy', 'rules', 'age_group', 'max_ratings', 'rule_summary'],
     idRoute: true,
   },
+  {
+    method: 'POST',
+    path: (m) => `/families/${m.familyId}/connections`,
+    body: () => ({ platform_id: 'roblox' }),
+    scope: 'write:families',
+    status: 201,
+    fields: CONNECTION,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/families/${m.familyId}/connections`,
+    scope: 'read:families',
+    status: 200,
+    fields: CONNECTION,
+    idRoute: true,
+  },
+  {
+    method: 'DELETE',
+    path: (m) => `/connections/${m.connectionId}`,
+    scope: 'write:families',
+    status: 204,
+    idRoute: true,
+  },
 ];
 
 const label = (row: Row) =>
@@ -377,6 +411,7 @@ const label = (row: Row) =>
     policyId: '{policyID}',
     memberId: '{memberID}',
     outsiderId: '',
+    connectionId: '{connectionID}',
   })}`;
 
 describe('CONTRACT §7, row by row, in both forms', () => {
@@ -427,7 +462,15 @@ describe('CONTRACT §7, row by row, in both forms', () => {
       payload: { user_id: (await newSession(t.app)).userId, role: 'guardian' },
     });
     expect(member.statusCode, member.body).toBe(201);
+    const connection = await t.app.inject({
+      method: 'POST',
+      url: `${prefix}/families/${body.family.id}/connections`,
+      headers,
+      payload: { platform_id: 'nextdns', credentials: { api_key: 'k' } },
+    });
+    expect(connection.statusCode, connection.body).toBe(201);
     return {
+      connectionId: connection.json().id,
       familyId: body.family.id,
       childId: body.child.id,
       policyId: body.policy.id,

@@ -12,17 +12,23 @@ import { apiKeyRoutes } from './api-keys/routes.js';
 import { createApiKeysService } from './api-keys/service.js';
 import { childRoutes } from './children/routes.js';
 import { createChildrenService } from './children/service.js';
+import { connectionRoutes } from './connections/routes.js';
+import { createConnectionsService, loadCredentialCipher } from './connections/service.js';
 import { seedDemoFamily } from './demo/demo-family.js';
 import { familyMemberRoutes } from './families/member-routes.js';
 import { familyRoutes } from './families/routes.js';
 import { createFamiliesService } from './families/service.js';
 import { mcpTokenRoutes } from './mcp-tokens/routes.js';
 import { createMcpTokensService } from './mcp-tokens/service.js';
+import { sandboxOAuthRoutes } from './oauth/routes.js';
+import { createSandboxOAuthProvider } from './oauth/service.js';
 import { orgRoutes } from './orgs/routes.js';
 import { createOrgsService } from './orgs/service.js';
 import { platformRoutes } from './platforms/routes.js';
 import { policyRoutes } from './policies/routes.js';
 import { createPoliciesService } from './policies/service.js';
+import { providerRoutes } from './providers/routes.js';
+import { createProvidersService } from './providers/service.js';
 import { quickSetupRoutes } from './quick-setup/routes.js';
 import { createQuickSetupService } from './quick-setup/service.js';
 import { ratingRoutes } from './ratings/routes.js';
@@ -54,6 +60,19 @@ export async function createServices(
   const policies = createPoliciesService({ ...deps, children });
   const quickSetup = createQuickSetupService({ ...deps, families });
   const usage = createUsageService({ ...deps, orgs });
+  const sandboxOAuth = await createSandboxOAuthProvider({
+    ...deps,
+    enabled: config.appEnv === 'sandbox',
+  });
+  const connections = createConnectionsService({
+    ...deps,
+    appEnv: config.appEnv,
+    families,
+    sandboxOAuth,
+    cipher: await loadCredentialCipher(deps.db, config),
+  });
+  const providers = createProvidersService({ ...deps, ...config });
+  await providers.seed();
   await seedDemoFamily(deps.db, deps.clock);
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
   return {
@@ -69,6 +88,9 @@ export async function createServices(
     children,
     policies,
     quickSetup,
+    sandboxOAuth,
+    connections,
+    providers,
   };
 }
 
@@ -91,4 +113,7 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await registerProductRoutes(app, platformRoutes);
   await registerProductRoutes(app, ratingRoutes);
   await registerProductRoutes(app, ruleCategoryRoutes);
+  await registerProductRoutes(app, connectionRoutes(services.connections));
+  await app.register(providerRoutes(services.providers));
+  await app.register(sandboxOAuthRoutes(services.sandboxOAuth));
 }

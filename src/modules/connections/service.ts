@@ -1,0 +1,193 @@
+// Family connections (CONTRACT.md §7 connections rows, §7.3; spec: "Platform"): which
+// platforms enforce a family's rules, with the credentials they need sealed at rest. A
+// connection to the sandbox reference provider is completed with an authorization code from
+// its consent flow, and then lists the child profiles the parent shared.
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../auth/principal.js';
+import type { Clock } from '../../clock.js';
+import type { AppEnv } from '../../config.js';
+import type { Db } from '../../db/connect.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { loadServiceSecret } from '../../db/service-secrets.js';
+import {
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  ServiceUnavailableError,
+} from '../../http/errors.js';
+import type { FamiliesService } from '../families/service.js';
+import type { ChildProfile, SandboxOAuthProvider } from '../oauth/service.js';
+import { findPlatform } from '../platforms/catalog.js';
+import { SANDBOX_PROVIDER_DID } from '../providers/service.js';
+import { type CredentialCipher, createCredentialCipher } from './credential-cipher.js';
+import {
+  type ConnectionRow,
+  type ConnectionStatus,
+  deleteConnection,
+  findConnection,
+  findSealedCredentials,
+  insertConnection,
+  listConnections,
+} from './store.js';
+
+export interface ConnectionInput {
+  platform_id: string;
+  credentials?: Record<string, string>;
+  authorization_code?: string;
+}
+
+const CONNECTION_NOT_FOUND = 'connection not found';
+
+/**
+ * The key that seals credentials: CREDENTIALS_KEY, or in the sandbox one generated once and
+ * kept in the database. Production without CREDENTIALS_KEY stores no credentials at all.
+ */
+export async function loadCredentialCipher(
+  db: Db,
+  options: { appEnv: AppEnv; credentialKeys: Buffer[] | undefined },
+): Promise<CredentialCipher | undefined> {
+  if (options.credentialKeys) {
+    return createCredentialCipher(options.credentialKeys);
+  }
+  if (options.appEnv === 'sandbox') {
+    return createCredentialCipher([await loadServiceSecret(db, 'credentials-key')]);
+  }
+  return undefined;
+}
+
+export function createConnectionsService(deps: {
+  db: Db;
+  clock: Clock;
+  appEnv: AppEnv;
+  families: Pick<FamiliesService, 'requireFamily'>;
+  cipher: CredentialCipher | undefined;
+  sandboxOAuth: Pick<SandboxOAuthProvider, 'enabled' | 'redeemCode' | 'grantToken' | 'profilesFor'>;
+}) {
+  const { db, clock } = deps;
+
+  function present(row: ConnectionRow) {
+    return { ...row, profiles: row.profiles ?? [] };
+  }
+
+  /** Redeems a code of the sandbox provider: the profiles it shares and the token to keep. */
+  function completeWithCode(platformId: string, code: string) {
+    if (!deps.sandboxOAuth.enabled || platformId !== SANDBOX_PROVIDER_DID) {
+      throw new BadRequestError(
+        `authorization_code is accepted only for ${SANDBOX_PROVIDER_DID} on a sandbox deployment`,
+      );
+    }
+    const grant = deps.sandboxOAuth.redeemCode(code);
+    if (!grant) {
+      throw new BadRequestError('authorization_code is invalid or expired');
+    }
+    const token = deps.sandboxOAuth.grantToken({ grant_type: 'authorization_code', code });
+    return {
+      profiles: deps.sandboxOAuth.profilesFor(grant.account),
+      credentials: { access_token: token.access_token, scope: token.scope },
+    };
+  }
+
+  /**
+   * Connected when the platform can be enforced through: a catalog platform with what it
+   * needs (in the sandbox its adapter needs no secret), or a completed provider flow. An
+   * unknown platform_id is accepted but stays pending (CONTRACT.md §7.3).
+   */
+  function statusOf(
+    platformId: string,
+    hasCredentials: boolean,
+    linked: boolean,
+  ): ConnectionStatus {
+    if (linked) {
+      return 'connected';
+    }
+    const platform = findPlatform(platformId);
+    if (!platform) {
+      return 'pending';
+    }
+    if (platform.auth_type === 'manual' || hasCredentials || deps.appEnv === 'sandbox') {
+      return 'connected';
+    }
+    return 'pending';
+  }
+
+  async function requireConnection(principal: Principal, id: string, access: 'read' | 'write') {
+    const connection = await findConnection(db, id);
+    if (!connection) {
+      throw new NotFoundError(CONNECTION_NOT_FOUND);
+    }
+    try {
+      await deps.families.requireFamily(principal, connection.family_id, access);
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        throw new NotFoundError(CONNECTION_NOT_FOUND);
+      }
+      throw error;
+    }
+    return connection;
+  }
+
+  return {
+    async createConnection(principal: Principal, familyId: string, input: ConnectionInput) {
+      await deps.families.requireFamily(principal, familyId, 'write');
+      const linked =
+        input.authorization_code === undefined
+          ? undefined
+          : completeWithCode(input.platform_id, input.authorization_code);
+      const credentials = linked?.credentials ?? input.credentials;
+      if (credentials !== undefined && !deps.cipher) {
+        throw new ServiceUnavailableError(
+          'credential storage is not configured: set CREDENTIALS_KEY',
+        );
+      }
+      const id = randomUUID();
+      const sealed = credentials === undefined ? undefined : deps.cipher?.seal(credentials, id);
+      const now = clock.now();
+      try {
+        await insertConnection(db, {
+          id,
+          family_id: familyId,
+          platform_id: input.platform_id,
+          status: statusOf(input.platform_id, sealed !== undefined, linked !== undefined),
+          credentials: sealed?.sealed ?? null,
+          credentials_key_id: sealed?.keyId ?? null,
+          profiles: linked?.profiles ?? null,
+          created_at: now,
+          updated_at: now,
+          last_enforcement_at: null,
+          last_enforcement_status: null,
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw new ConflictError('this platform is already connected to the family');
+        }
+        throw error;
+      }
+      return present((await findConnection(db, id)) as ConnectionRow);
+    },
+
+    async listConnections(principal: Principal, familyId: string) {
+      await deps.families.requireFamily(principal, familyId, 'read');
+      return (await listConnections(db, familyId)).map(present);
+    },
+
+    async deleteConnection(principal: Principal, id: string): Promise<void> {
+      await requireConnection(principal, id, 'write');
+      await deleteConnection(db, id);
+    },
+
+    /** For the enforcement workers: the connection's credentials, unsealed. */
+    async credentialsOf(connectionId: string): Promise<unknown> {
+      const sealed = await findSealedCredentials(db, connectionId);
+      if (!sealed || !deps.cipher) {
+        return undefined;
+      }
+      return deps.cipher.open(
+        { sealed: sealed.credentials, keyId: sealed.credentials_key_id },
+        connectionId,
+      );
+    },
+  };
+}
+
+export type ConnectionsService = ReturnType<typeof createConnectionsService>;
+export type { ChildProfile };

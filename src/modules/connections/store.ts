@@ -1,0 +1,105 @@
+// SQL of family connections. Sealed credentials are selected only by the one function that
+// hands them to whoever must use them; every listing leaves them out.
+import { type ColumnType, sql } from 'kysely';
+import type { Db } from '../../db/connect.js';
+import type { ChildProfile } from '../oauth/service.js';
+
+declare module '../../db/schema.js' {
+  interface Database {
+    family_connections: ConnectionTable;
+  }
+}
+
+export type ConnectionStatus = 'connected' | 'pending';
+
+export interface ConnectionTable {
+  id: string;
+  family_id: string;
+  platform_id: string;
+  status: ConnectionStatus;
+  credentials: Buffer | null;
+  credentials_key_id: string | null;
+  /** jsonb: read back parsed, written as JSON text. */
+  profiles: ColumnType<ChildProfile[] | null, string | null, string | null>;
+  created_at: Date;
+  updated_at: Date;
+  last_enforcement_at: Date | null;
+  last_enforcement_status: string | null;
+}
+
+/** A connection as every read sees it: no credentials, only whether there are some. */
+export interface ConnectionRow {
+  id: string;
+  family_id: string;
+  platform_id: string;
+  status: ConnectionStatus;
+  has_credentials: boolean;
+  profiles: ChildProfile[] | null;
+  created_at: Date;
+  updated_at: Date;
+  last_enforcement_at: Date | null;
+  last_enforcement_status: string | null;
+}
+
+export type NewConnection = Omit<ConnectionTable, 'profiles'> & { profiles: ChildProfile[] | null };
+
+const PUBLIC_COLUMNS = [
+  'id',
+  'family_id',
+  'platform_id',
+  'status',
+  'profiles',
+  'created_at',
+  'updated_at',
+  'last_enforcement_at',
+  'last_enforcement_status',
+] as const;
+
+function selectPublic(db: Db) {
+  return db
+    .selectFrom('family_connections')
+    .select(PUBLIC_COLUMNS)
+    .select(sql<boolean>`credentials is not null`.as('has_credentials'));
+}
+
+export async function insertConnection(db: Db, connection: NewConnection): Promise<void> {
+  await db
+    .insertInto('family_connections')
+    .values({
+      ...connection,
+      profiles: connection.profiles === null ? null : JSON.stringify(connection.profiles),
+    })
+    .execute();
+}
+
+export async function findConnection(db: Db, id: string): Promise<ConnectionRow | undefined> {
+  return selectPublic(db).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listConnections(db: Db, familyId: string): Promise<ConnectionRow[]> {
+  return selectPublic(db)
+    .where('family_id', '=', familyId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function deleteConnection(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('family_connections').where('id', '=', id).execute();
+}
+
+/** The sealed credentials of one connection, for the code that enforces through it. */
+export async function findSealedCredentials(
+  db: Db,
+  id: string,
+): Promise<{ credentials: Buffer; credentials_key_id: string } | undefined> {
+  const row = await db
+    .selectFrom('family_connections')
+    .select(['credentials', 'credentials_key_id'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row?.credentials || !row.credentials_key_id) {
+    return undefined;
+  }
+  return { credentials: Buffer.from(row.credentials), credentials_key_id: row.credentials_key_id };
+}
