@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
@@ -19,6 +20,8 @@ interface Row {
   name: string;
   /** Counted by the rate limiter: also measured with Redis buckets. */
   metered?: boolean;
+  /** Reads or writes the database: also measured on PostgreSQL. */
+  database?: boolean;
   method?: 'GET' | 'POST';
   path: string;
   headers?: Record<string, string>;
@@ -37,11 +40,22 @@ interface Credentials {
  * an effectively unlimited tier (so the bench measures serving, not 429s) and a key — all
  * made through the API, in this process, then handed over on disk.
  */
-async function seed(dataDir: string): Promise<Credentials> {
-  const storage = await openStorage({ databaseUrl: undefined, dataDir });
-  const app = await buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), {
-    database: storage.database,
+async function seed(storageConfig: {
+  databaseUrl?: string;
+  dataDir: string;
+}): Promise<Credentials> {
+  const storage = await openStorage({
+    databaseUrl: storageConfig.databaseUrl,
+    dataDir: storageConfig.dataDir,
   });
+  const app = await buildApp(
+    loadConfig({
+      DATA_DIR: storageConfig.dataDir,
+      ...(storageConfig.databaseUrl ? { DATABASE_URL: storageConfig.databaseUrl } : {}),
+      LOG_LEVEL: 'silent',
+    }),
+    { database: storage.database },
+  );
   try {
     const session = (
       await app.inject({ method: 'POST', url: '/api/v1/sandbox/session-token' })
@@ -110,11 +124,13 @@ function rows(auth: Credentials): Row[] {
       name: 'GET /api/v1/developer/families (API key, database read)',
       path: '/api/v1/developer/families',
       headers: auth.key,
+      database: true,
     },
     {
       name: 'GET /api/v1/developer/families/{id}/children (API key, database read)',
       path: `/api/v1/developer/families/${auth.familyId}/children`,
       headers: auth.key,
+      database: true,
     },
     {
       // Without family_id every call writes a new family, child, policy and 20 rules.
@@ -123,6 +139,7 @@ function rows(auth: Credentials): Row[] {
       path: '/api/v1/developer/setup/quick',
       headers: { ...auth.key, 'content-type': 'application/json' },
       body: JSON.stringify({ child_name: 'Bench Kid', birth_date: '2016-05-01' }),
+      database: true,
     },
   ];
 }
@@ -211,8 +228,29 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+/** A fresh database on the PostgreSQL server at `adminUrl`, or undefined if none answers. */
+async function freshPostgres(adminUrl: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('drop database if exists haven_bench');
+    await client.query('create database haven_bench');
+    const url = new URL(adminUrl);
+    url.pathname = '/haven_bench';
+    return url.toString();
+  } catch {
+    return undefined;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'haven-bench-'));
-const auth = await seed(dataDir);
+const auth = await seed({ dataDir });
+const postgresAdminUrl =
+  process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const postgresUrl = await freshPostgres(postgresAdminUrl);
+const postgresAuth = postgresUrl ? await seed({ databaseUrl: postgresUrl, dataDir }) : undefined;
 const bare = await startServer(['bench/bare-server.mjs'], {});
 const haven = await startServer(['dist/main.js'], {
   DATA_DIR: dataDir,
@@ -230,6 +268,12 @@ const havenRedis = (await redisAnswers(redisUrl))
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     })
   : undefined;
+const havenPostgres = postgresUrl
+  ? await startServer(['dist/main.js'], {
+      DATABASE_URL: postgresUrl,
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    })
+  : undefined;
 try {
   const lines = [
     `Haven bench: ${CONNECTIONS} connections, ${SECONDS} s per row, node ${process.version}`,
@@ -237,14 +281,27 @@ try {
     '| route | bare req/s | Haven req/s | vs bare | Haven p50 ms | Haven p99 ms | non-2xx |',
     '|---|---:|---:|---:|---:|---:|---:|',
   ];
-  const targets = [{ label: '', server: haven }];
+  const targets = [{ label: '', server: haven, rows: rows(auth) }];
   if (havenRedis) {
-    targets.push({ label: ' [Redis buckets]', server: havenRedis });
+    targets.push({
+      label: ' [Redis buckets]',
+      server: havenRedis,
+      rows: rows(auth).filter((row) => row.metered),
+    });
   } else {
     lines.push(`(no Redis at ${redisUrl}: Redis rows skipped)`, '');
   }
-  for (const { label, server } of targets) {
-    for (const row of rows(auth).filter((r) => label === '' || r.metered)) {
+  if (havenPostgres && postgresAuth) {
+    targets.push({
+      label: ' [PostgreSQL]',
+      server: havenPostgres,
+      rows: rows(postgresAuth).filter((row) => row.database),
+    });
+  } else {
+    lines.push(`(no PostgreSQL at ${postgresAdminUrl}: PostgreSQL rows skipped)`, '');
+  }
+  for (const { label, server, rows: targetRows } of targets) {
+    for (const row of targetRows) {
       // Warm both (JIT, caches) before measuring.
       await autocannon({ url: `${bare.url}${row.path}`, duration: 1, connections: CONNECTIONS });
       await autocannon({
@@ -265,7 +322,12 @@ try {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 } finally {
-  await Promise.all([stop(bare.child), stop(haven.child), havenRedis && stop(havenRedis.child)]);
+  await Promise.all([
+    stop(bare.child),
+    stop(haven.child),
+    havenRedis && stop(havenRedis.child),
+    havenPostgres && stop(havenPostgres.child),
+  ]);
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(redisDataDir, { recursive: true, force: true });
 }

@@ -24,32 +24,76 @@ export interface QuickSetupRows {
   rules: PolicyRuleRow[];
 }
 
+/** A brand-new family has nothing to find or repair: straight inserts, rules returned. */
+async function writeIntoNewFamily(
+  trx: Db,
+  input: QuickSetupWrite,
+  family: FamilyRow,
+): Promise<QuickSetupRows> {
+  const { now } = input;
+  await trx.insertInto('families').values(family).execute();
+  if (input.family.ownerUserId) {
+    await trx
+      .insertInto('family_members')
+      .values({
+        id: randomUUID(),
+        family_id: family.id,
+        user_id: input.family.ownerUserId,
+        role: 'owner',
+        joined_at: now,
+      })
+      .execute();
+  }
+  const child: ChildRow = {
+    id: input.child.id ?? randomUUID(),
+    family_id: family.id,
+    name: input.child.name,
+    birth_date: input.child.birth_date,
+    avatar_url: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await trx.insertInto('children').values(child).execute();
+  const policy: PolicyRow = {
+    id: randomUUID(),
+    child_id: child.id,
+    name: input.policyName,
+    status: 'active',
+    priority: 0,
+    version: 1,
+    created_at: now,
+    updated_at: now,
+  };
+  await trx.insertInto('policies').values(policy).execute();
+  const rules = await trx
+    .insertInto('policy_rules')
+    .values(
+      input.rules.map((rule) => ({
+        id: randomUUID(),
+        policy_id: policy.id,
+        ...rule,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .returningAll()
+    .execute();
+  rules.sort((a, b) => (a.category < b.category ? -1 : 1));
+  return { family, child, policy, rules };
+}
+
 export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<QuickSetupRows> {
   const { now } = input;
   return db.transaction().execute(async (trx) => {
-    let family: FamilyRow;
-    if (input.family.create) {
-      family = input.family.create;
-      await trx.insertInto('families').values(family).execute();
-      if (input.family.ownerUserId) {
-        await trx
-          .insertInto('family_members')
-          .values({
-            id: randomUUID(),
-            family_id: family.id,
-            user_id: input.family.ownerUserId,
-            role: 'owner',
-            joined_at: now,
-          })
-          .execute();
-      }
-    } else {
-      family = await trx
-        .selectFrom('families')
-        .selectAll()
-        .where('id', '=', input.family.existingId ?? '')
-        .executeTakeFirstOrThrow();
+    const created = input.family.create;
+    if (created) {
+      return writeIntoNewFamily(trx, input, created);
     }
+    const family = await trx
+      .selectFrom('families')
+      .selectAll()
+      .where('id', '=', input.family.existingId ?? '')
+      .executeTakeFirstOrThrow();
     // Identical calls queue here, so they find each other's child instead of making two.
     const dedupe = `${family.id}\n${input.child.name}\n${input.child.birth_date}`;
     await sql`select pg_advisory_xact_lock(hashtext(${dedupe}))`.execute(trx);
