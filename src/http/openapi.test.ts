@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../test/app.js';
 import { deprecationHeaders } from './deprecation.js';
+import { isMeteredPath } from './route-classes.js';
 
 const SINCE = new Date('2026-03-01T00:00:00Z');
 const SUNSET = new Date('2026-12-01T00:00:00Z');
@@ -98,7 +99,7 @@ describe('OpenAPI document and deprecation', () => {
         expect((op.summary ?? '').length).toBeGreaterThan(0);
         expect(op.tags?.length).toBeGreaterThan(0);
         expect(op.responses['500']?.description).toBe('Internal Server Error');
-        if (path.startsWith('/api/v1/')) {
+        if (isMeteredPath(path)) {
           expect(op.responses['429']?.description).toBe('Too Many Requests');
         }
       }
