@@ -64,9 +64,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installRequestLog(app);
   await registerOpenApi(app, config);
   const db = deps.database.db;
-  const services = await createServices(config, { db, clock }, app.log);
+  const services = await createServices(
+    config,
+    { db, clock },
+    app.log,
+    deps.database.backend === 'postgres',
+  );
   app.addHook('onClose', async () => {
     await services.sandboxSessions.close();
+    services.trustList.close();
     await services.bus.close();
   });
 

@@ -1,4 +1,6 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { STEWARD_KEY_PEM } from '../test/production.js';
 import { ConfigError, loadConfig } from './config.js';
 
 function failure(env: Record<string, string>): string {
@@ -27,6 +29,8 @@ describe('configuration (CONTRACT.md §1)', () => {
       trustProxy: false,
       logLevel: 'info',
       credentialKeys: undefined,
+      stewardKeyPem: undefined,
+      stewardDid: 'did:ocss:haven-steward',
       sandboxSessions: { max: 10_000, idleMs: 30 * 24 * 60 * 60 * 1000 },
     });
   });
@@ -36,6 +40,8 @@ describe('configuration (CONTRACT.md §1)', () => {
       PORT: '0',
       HOST: '0.0.0.0',
       APP_ENV: 'production',
+      OCSS_STEWARD_KEY: STEWARD_KEY_PEM,
+      OCSS_STEWARD_DID: 'did:ocss:acme-steward',
       DATABASE_URL: 'postgres://u@db:5432/haven',
       DATA_DIR: 'memory',
       REDIS_URL: 'redis://cache:6379',
@@ -100,6 +106,31 @@ describe('configuration (CONTRACT.md §1)', () => {
     );
     expect(failure({ APP_ENV: 'production', AUTH_JWKS_URL: 'https://id.example/jwks' })).toBe(
       'AUTH_ISSUER: is required when AUTH_JWKS_URL is set',
+    );
+  });
+
+  it('refuses production without the steward key, and a key that is not Ed25519 PKCS#8', () => {
+    const identity = {
+      APP_ENV: 'production',
+      AUTH_JWKS_URL: 'https://id.example/jwks',
+      AUTH_ISSUER: 'https://id.example/',
+    };
+    expect(failure(identity)).toBe('OCSS_STEWARD_KEY: is required when APP_ENV=production');
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 })
+      .privateKey.export({ format: 'pem', type: 'pkcs8' })
+      .toString();
+    for (const bad of [rsa, 'not a pem']) {
+      expect(failure({ ...identity, OCSS_STEWARD_KEY: bad })).toBe(
+        'OCSS_STEWARD_KEY: must be an Ed25519 private key in PKCS#8 PEM',
+      );
+    }
+    // One-line forms (literal \n) are accepted.
+    const oneLine = STEWARD_KEY_PEM.replace(/\n/g, '\\n');
+    expect(loadConfig({ ...identity, OCSS_STEWARD_KEY: oneLine }).stewardKeyPem).toBe(
+      STEWARD_KEY_PEM,
+    );
+    expect(failure({ OCSS_STEWARD_DID: 'did:web:x' })).toBe(
+      'OCSS_STEWARD_DID: must be did:ocss: followed by 1-64 of a-z 0-9 . _ -',
     );
   });
 

@@ -1,4 +1,5 @@
 // The environment contract (CONTRACT.md §1), read and validated once at start.
+import { createPrivateKey } from 'node:crypto';
 import { isIP } from 'node:net';
 
 export type AppEnv = 'sandbox' | 'production';
@@ -25,6 +26,9 @@ export interface Config {
    * the first encrypts, every one decrypts, so a key can be rotated in.
    */
   credentialKeys: Buffer[] | undefined;
+  /** The steward's Ed25519 key (PKCS#8 PEM); unset in sandbox: generated once, kept in the database. */
+  stewardKeyPem: string | undefined;
+  stewardDid: string;
   /** Bounds on anonymous sandbox sessions (X-Sandbox-Session), so invented ids cannot grow storage. */
   sandboxSessions: { max: number; idleMs: number };
 }
@@ -157,6 +161,34 @@ function parseCredentialKeys(raw: string | undefined): Buffer[] | undefined {
   });
 }
 
+/** A shell or .env file often carries a PEM on one line with literal \n. */
+function parseStewardKey(raw: string | undefined): string | undefined {
+  if (raw === undefined) {
+    return undefined;
+  }
+  const pem = raw.replace(/\\n/g, '\n');
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(pem).asymmetricKeyType;
+  } catch {
+    type = undefined;
+  }
+  if (type !== 'ed25519' || !pem.includes('-----BEGIN PRIVATE KEY-----')) {
+    throw new ConfigError('OCSS_STEWARD_KEY', 'must be an Ed25519 private key in PKCS#8 PEM');
+  }
+  return pem;
+}
+
+export const DID_PATTERN = /^did:ocss:[a-z0-9._-]{1,64}$/;
+
+function parseDid(name: string, raw: string | undefined, fallback: string): string {
+  const did = raw ?? fallback;
+  if (!DID_PATTERN.test(did)) {
+    throw new ConfigError(name, 'must be did:ocss: followed by 1-64 of a-z 0-9 . _ -');
+  }
+  return did;
+}
+
 function parseAppEnv(raw: string | undefined): AppEnv {
   if (raw === undefined) {
     return 'sandbox';
@@ -191,6 +223,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (authJwksUrl !== undefined && authIssuer === undefined) {
     throw new ConfigError('AUTH_ISSUER', 'is required when AUTH_JWKS_URL is set');
   }
+  const stewardKeyPem = parseStewardKey(read(env, 'OCSS_STEWARD_KEY'));
+  if (appEnv === 'production' && stewardKeyPem === undefined) {
+    throw new ConfigError('OCSS_STEWARD_KEY', 'is required when APP_ENV=production');
+  }
 
   return {
     port,
@@ -205,6 +241,12 @@ export function loadConfig(env: Env = process.env): Config {
     authAudience,
     trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY')),
     logLevel: parseLogLevel(read(env, 'LOG_LEVEL')),
+    stewardKeyPem,
+    stewardDid: parseDid(
+      'OCSS_STEWARD_DID',
+      read(env, 'OCSS_STEWARD_DID'),
+      'did:ocss:haven-steward',
+    ),
     credentialKeys: parseCredentialKeys(read(env, 'CREDENTIALS_KEY')),
     sandboxSessions: {
       max: parsePositiveInt('SANDBOX_MAX_SESSIONS', read(env, 'SANDBOX_MAX_SESSIONS'), 10_000),

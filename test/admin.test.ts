@@ -1,4 +1,4 @@
-// `npm run admin -- set-tier`, run as the real command on the storage a server would use.
+// `npm run admin -- …`, run as the real command on the storage a server would use.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { openStorage } from '../src/db/storage.js';
-import { testConfig } from './app.js';
+import { buildTestApp, testConfig } from './app.js';
+import { createTestDatabase } from './database.js';
 import { createOrg, newSession } from './identity.js';
+import { eventually } from './tcp-proxy.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
@@ -77,4 +79,94 @@ describe('npm run admin -- set-tier', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+function trustListDocument(body: string) {
+  return JSON.parse(JSON.parse(body).document) as {
+    issue: { number: number };
+    entries: Array<{ did: string; tier: string; status: string }>;
+  };
+}
+
+describe('npm run admin -- set-advisor-tier / set-advisor-status', () => {
+  it('change an entry and re-issue the trust list (embedded storage, server stopped)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'haven-admin-'));
+    const env = { DATA_DIR: dataDir };
+    const open = async () => {
+      const storage = await openStorage({ databaseUrl: undefined, dataDir });
+      const app = await buildApp(testConfig({ ...env, LOG_LEVEL: 'silent' }), {
+        database: storage.database,
+      });
+      return { storage, app };
+    };
+    try {
+      let { storage, app } = await open();
+      const before = trustListDocument(
+        (await app.inject({ url: '/.well-known/ocss/trust-list' })).body,
+      );
+      await app.close();
+      await storage.close();
+
+      const did = 'did:ocss:sandbox-unconfigured-provider';
+      const suspended = await admin(['set-advisor-status', did, 'suspended'], env);
+      expect(suspended.stderr).toBe('');
+      expect(suspended.code).toBe(0);
+      expect(suspended.stdout.trim()).toBe(
+        `${did}: status suspended; trust list issue ${before.issue.number + 1}`,
+      );
+      for (const args of [
+        ['set-advisor-status', did, 'gone'],
+        ['set-advisor-tier', 'did:web:x', 'verified'],
+        ['set-advisor-tier', 'did:ocss:nobody', 'verified'],
+      ]) {
+        const refused = await admin(args, env);
+        expect(refused.code, args.join(' ')).toBe(1);
+        expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+      }
+
+      ({ storage, app } = await open());
+      const after = trustListDocument(
+        (await app.inject({ url: '/.well-known/ocss/trust-list' })).body,
+      );
+      expect(after.issue.number).toBe(before.issue.number + 1);
+      expect(after.entries.find((entry) => entry.did === did)).toMatchObject({
+        status: 'suspended',
+      });
+      await app.close();
+      await storage.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    'reach a running server on the same PostgreSQL database within a second',
+    async () => {
+      const database = await createTestDatabase();
+      const t = await buildTestApp({ database });
+      try {
+        const read = async () =>
+          trustListDocument((await t.app.inject({ url: '/.well-known/ocss/trust-list' })).body);
+        const before = await read();
+        const did = 'did:ocss:sandbox-provider';
+        const promoted = await admin(['set-advisor-status', did, 'revoked'], {
+          DATABASE_URL: database.url ?? '',
+        });
+        expect(promoted.stderr).toBe('');
+        expect(promoted.code).toBe(0);
+        const seenAt = Date.now();
+        await eventually(
+          async () => (await read()).issue.number === before.issue.number + 1,
+          'the server to serve the new issue',
+        );
+        expect(Date.now() - seenAt).toBeLessThan(2_000);
+        expect((await read()).entries.find((entry) => entry.did === did)).toMatchObject({
+          status: 'revoked',
+        });
+      } finally {
+        await t.close();
+      }
+    },
+    120_000,
+  );
 });

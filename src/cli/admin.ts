@@ -1,43 +1,115 @@
 // `npm run admin -- <command> …`: operator commands on the configured storage.
-//   set-tier <orgId> <tier> [rpm]   change an org's tier and per-minute limit
+//   set-tier <orgId> <tier> [rpm]                          an org's tier and per-minute limit
+//   set-advisor-tier <did> <verified|provisional>          promote or demote a trust-list entry
+//   set-advisor-status <did> <active|suspended|revoked>    suspend, revoke or restore it
+// The trust-list commands re-issue the list; servers on the same PostgreSQL database serve
+// the new issue within a second (Redis notification, else their version check).
+import pino from 'pino';
+import { createInvalidationBus } from '../cache/invalidation-bus.js';
 import { systemClock } from '../clock.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { type Config, ConfigError, DID_PATTERN, loadConfig } from '../config.js';
+import type { Db } from '../db/connect.js';
 import { openStorage } from '../db/storage.js';
+import type { EntryStatus, EntryTier } from '../modules/federation/entries-store.js';
+import { findEntry, updateEntry } from '../modules/federation/entries-store.js';
+import { loadStewardKey } from '../modules/federation/keys.js';
+import { createTrustListService } from '../modules/federation/trust-list-service.js';
 import { createOrgsService } from '../modules/orgs/service.js';
 import { createUsersService } from '../modules/users/service.js';
 
-const USAGE = 'usage: npm run admin -- set-tier <orgId> <tier> [rpm]';
+const USAGE =
+  'usage: npm run admin -- set-tier <orgId> <tier> [rpm] | ' +
+  'set-advisor-tier <did> <verified|provisional> | ' +
+  'set-advisor-status <did> <active|suspended|revoked>';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TIERS: EntryTier[] = ['verified', 'provisional'];
+const STATUSES: EntryStatus[] = ['active', 'suspended', 'revoked'];
 
 function fail(message: string): never {
   process.stderr.write(`haven admin: ${message}\n`);
   process.exit(1);
 }
 
-const [command, ...args] = process.argv.slice(2);
-if (command !== 'set-tier' || args.length < 2 || args.length > 3) {
+type Command = (db: Db, config: Config) => Promise<string>;
+
+function setTier(args: string[]): Command {
+  const [orgId = '', tier = '', rpmText] = args;
+  if (args.length < 2 || args.length > 3) {
+    fail(USAGE);
+  }
+  if (!UUID.test(orgId)) {
+    fail('invalid org ID');
+  }
+  if (!/^[a-z][a-z0-9_-]{0,31}$/.test(tier)) {
+    fail('tier must be a lowercase word (e.g. free, pro, accredited)');
+  }
+  const rpm = rpmText === undefined ? undefined : Number(rpmText);
+  if (rpm !== undefined && (!Number.isInteger(rpm) || rpm < 1)) {
+    fail('rpm must be a positive integer');
+  }
+  return async (db) => {
+    const deps = { db, clock: systemClock };
+    const orgs = createOrgsService({ ...deps, users: createUsersService(deps) });
+    const org = await orgs.setTier(orgId, tier, rpm);
+    return `org ${org.id}: tier ${org.tier}, rate_limit_rpm ${org.rate_limit_rpm}`;
+  };
+}
+
+function setEntry(field: 'tier' | 'status', allowed: string[], args: string[]): Command {
+  const [did = '', value = ''] = args;
+  if (args.length !== 2) {
+    fail(USAGE);
+  }
+  if (!DID_PATTERN.test(did)) {
+    fail('invalid DID (did:ocss:<1-64 of a-z 0-9 . _ ->)');
+  }
+  if (!allowed.includes(value)) {
+    fail(`${field} must be one of ${allowed.join(', ')}`);
+  }
+  return async (db, config) => {
+    if (!(await findEntry(db, did))) {
+      throw new Error(`no trust-list entry for ${did}`);
+    }
+    await updateEntry(db, did, { [field]: value }, systemClock.now());
+    const log = pino({ level: 'warn' });
+    const bus = createInvalidationBus({ redisUrl: config.redisUrl, log });
+    const trustList = createTrustListService({
+      db,
+      clock: systemClock,
+      bus,
+      log,
+      steward: await loadStewardKey(db, config),
+      stewardDid: config.stewardDid,
+      watchDatabase: false,
+    });
+    try {
+      const issue = await trustList.reissue();
+      return `${did}: ${field} ${value}; trust list issue ${issue.number}`;
+    } finally {
+      trustList.close();
+      await bus.close();
+    }
+  };
+}
+
+const [name, ...args] = process.argv.slice(2);
+const commands: Record<string, () => Command> = {
+  'set-tier': () => setTier(args),
+  'set-advisor-tier': () => setEntry('tier', TIERS, args),
+  'set-advisor-status': () => setEntry('status', STATUSES, args),
+};
+const make = name === undefined ? undefined : commands[name];
+if (!make) {
   fail(USAGE);
 }
-const [orgId = '', tier = '', rpmText] = args;
-if (!UUID.test(orgId)) {
-  fail('invalid org ID');
-}
-if (!/^[a-z][a-z0-9_-]{0,31}$/.test(tier)) {
-  fail('tier must be a lowercase word (e.g. free, pro, accredited)');
-}
-const rpm = rpmText === undefined ? undefined : Number(rpmText);
-if (rpm !== undefined && (!Number.isInteger(rpm) || rpm < 1)) {
-  fail('rpm must be a positive integer');
-}
+const command = make();
 
 let storage: Awaited<ReturnType<typeof openStorage>> | undefined;
 let failure: string | undefined;
 try {
-  storage = await openStorage(loadConfig());
-  const deps = { db: storage.database.db, clock: systemClock };
-  const orgs = createOrgsService({ ...deps, users: createUsersService(deps) });
-  const org = await orgs.setTier(orgId, tier, rpm);
-  process.stdout.write(`org ${org.id}: tier ${org.tier}, rate_limit_rpm ${org.rate_limit_rpm}\n`);
+  const config = loadConfig();
+  storage = await openStorage(config);
+  process.stdout.write(`${await command(storage.database.db, config)}\n`);
 } catch (error) {
   failure = error instanceof ConfigError ? error.message : (error as Error).message;
 } finally {

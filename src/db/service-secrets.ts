@@ -16,13 +16,19 @@ export interface ServiceSecretTable {
 }
 
 /**
- * The secret called `name`, generated (`bytes` random bytes) on first use. Two processes
- * racing both insert; the conflict keeps the first and both read it back.
+ * The secret called `name`, made on first use: `bytes` random bytes, or what `generate`
+ * returns (a private key, say). Two processes racing both insert; the conflict keeps the
+ * first and both read it back.
  */
-export async function loadServiceSecret(db: Db, name: string, bytes = 32): Promise<Buffer> {
+export async function loadServiceSecret(
+  db: Db,
+  name: string,
+  make: number | (() => Buffer) = 32,
+): Promise<Buffer> {
+  const value = typeof make === 'number' ? randomBytes(make) : make();
   await db
     .insertInto('service_secrets')
-    .values({ name, value: randomBytes(bytes), created_at: new Date() })
+    .values({ name, value, created_at: new Date() })
     .onConflict((conflict) => conflict.column('name').doNothing())
     .execute();
   const row = await db

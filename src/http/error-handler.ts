@@ -3,6 +3,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errorEnvelope } from './errors.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
+import { ocssClassFor } from './ocss-route.js';
 import { validationMessage } from './validation-message.js';
 
 interface Failure {
@@ -68,6 +69,10 @@ export function sendFailure(reply: FastifyReply, failure: Failure): FastifyReply
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const failure = classifyError(error);
+    const ocssClass = failure && !failure.extra?.class && ocssClassFor(request, failure.status);
+    if (failure && ocssClass) {
+      failure.extra = { ...failure.extra, class: ocssClass };
+    }
     if (failure && failure.status < 500) {
       return sendFailure(reply, failure);
     }

@@ -13,6 +13,7 @@ import {
   type ReceiptId,
   releaseReceipt,
 } from './idempotency-store.js';
+import { idempotencyKeyOf } from './ocss-route.js';
 import { isApiPath, isMutatingMethod } from './route-classes.js';
 
 declare module 'fastify' {
@@ -130,7 +131,7 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
 
   // Callback-style hooks: most requests carry no key and must not pay for a promise.
   app.addHook('preHandler', (request, reply, done) => {
-    const header = request.headers['idempotency-key'];
+    const header = idempotencyKeyOf(request);
     const route = request.routeOptions.url;
     if (header === undefined || !route || !isApiPath(route) || !isMutatingMethod(request.method)) {
       done();

@@ -8,6 +8,8 @@ import { createInvalidationBus } from '../cache/invalidation-bus.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
+import { annexBRoutes } from './annex-b/routes.js';
+import { createAnnexBService } from './annex-b/service.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import { createApiKeysService } from './api-keys/service.js';
 import { childRoutes } from './children/routes.js';
@@ -18,6 +20,12 @@ import { seedDemoFamily } from './demo/demo-family.js';
 import { familyMemberRoutes } from './families/member-routes.js';
 import { familyRoutes } from './families/routes.js';
 import { createFamiliesService } from './families/service.js';
+import { advisorRoutes } from './federation/advisor-routes.js';
+import { createAdvisorsService } from './federation/advisors-service.js';
+import { discoveryRoutes } from './federation/discovery-routes.js';
+import { loadStewardKey } from './federation/keys.js';
+import { seedFederation } from './federation/seed.js';
+import { createTrustListService } from './federation/trust-list-service.js';
 import { mcpTokenRoutes } from './mcp-tokens/routes.js';
 import { createMcpTokensService } from './mcp-tokens/service.js';
 import { sandboxOAuthRoutes } from './oauth/routes.js';
@@ -43,6 +51,8 @@ export async function createServices(
   config: Config,
   deps: { db: Db; clock: Clock },
   log: FastifyBaseLogger,
+  /** Other processes may write the same database (PostgreSQL), so some caches check it. */
+  sharedDatabase: boolean,
 ) {
   const bus = createInvalidationBus({ redisUrl: config.redisUrl, log });
   const users = createUsersService(deps);
@@ -73,8 +83,21 @@ export async function createServices(
   });
   const providers = createProvidersService({ ...deps, ...config });
   await providers.seed();
+  const steward = await loadStewardKey(deps.db, config);
+  await seedFederation(deps.db, { ...config, steward });
+  const trustList = createTrustListService({
+    ...deps,
+    bus,
+    log,
+    steward,
+    stewardDid: config.stewardDid,
+    watchDatabase: sharedDatabase,
+  });
+  await trustList.reissue();
+  const advisors = createAdvisorsService({ ...deps, trustList, orgs, families });
   await seedDemoFamily(deps.db, deps.clock);
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
+  const annexB = createAnnexBService(deps);
   return {
     bus,
     users,
@@ -91,6 +114,9 @@ export async function createServices(
     sandboxOAuth,
     connections,
     providers,
+    trustList,
+    advisors,
+    annexB,
   };
 }
 
@@ -115,5 +141,8 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await registerProductRoutes(app, ruleCategoryRoutes);
   await registerProductRoutes(app, connectionRoutes(services.connections));
   await app.register(providerRoutes(services.providers));
+  await app.register(discoveryRoutes(services.trustList));
+  await app.register(advisorRoutes(services.advisors));
   await app.register(sandboxOAuthRoutes(services.sandboxOAuth));
+  await app.register(annexBRoutes(services.annexB));
 }

@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { AppError } from '../http/errors.js';
+import { isOcssRoute } from '../http/ocss-route.js';
 import { isMeteredPath } from '../http/route-classes.js';
 import type { WindowDecision } from './sliding-window.js';
 import type { RateLimitStore } from './stores.js';
@@ -56,13 +57,13 @@ export function installRateLimit(app: FastifyInstance, deps: RateLimitDeps): voi
     if (decision.allowed) {
       return false;
     }
-    if (bucket.kind === 'ip') {
+    if (bucket.kind === 'ip' && !isOcssRoute(request)) {
       reply.header('x-ratelimit-remaining', 0);
       reply.header('retry-after', 60);
       reply.code(429).type('text/plain; charset=utf-8').send('Too Many Requests');
       return true;
     }
-    reply.header('retry-after', decision.retryAfter);
+    reply.header('retry-after', bucket.kind === 'ip' ? 60 : decision.retryAfter);
     throw new AppError(429, 'rate limit exceeded');
   }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { describeKeyAuthContract } from '../../../test/key-auth-contract.js';
+import { STEWARD_KEY_PEM } from '../../../test/production.js';
 
 describe('ratings catalog', () => {
   let t: TestApp;
@@ -8,6 +9,7 @@ describe('ratings catalog', () => {
     t = await buildTestApp({
       env: {
         APP_ENV: 'production',
+        OCSS_STEWARD_KEY: STEWARD_KEY_PEM,
         AUTH_JWKS_URL: 'http://127.0.0.1:9/jwks.json',
         AUTH_ISSUER: 'x',
       },

@@ -7,6 +7,7 @@ import {
   type SigningKey,
   signSession,
 } from '../../../test/jwks-server.js';
+import { STEWARD_KEY_PEM } from '../../../test/production.js';
 
 describe('/auth/me and /auth/logout', () => {
   let t: TestApp;
@@ -70,6 +71,7 @@ describe('sessions from an identity provider (production)', () => {
     t = await buildTestApp({
       env: {
         APP_ENV: 'production',
+        OCSS_STEWARD_KEY: STEWARD_KEY_PEM,
         AUTH_JWKS_URL: jwks.url,
         AUTH_ISSUER: ISS,
         AUTH_AUDIENCE: 'haven',
