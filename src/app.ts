@@ -73,6 +73,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onClose', async () => {
     await services.sandboxSessions.close();
     services.trustList.close();
+    await services.nonces.close();
     await services.bus.close();
   });
 

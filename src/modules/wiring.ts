@@ -1,6 +1,7 @@
 // The modules, wired: their services (built once, with narrowed dependencies) and their
 // routes. app.ts installs the cross-cutting hooks between the two steps.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { devIssuerRoutes } from '../auth/dev-issuer-routes.js';
 import { registerProductRoutes } from '../auth/product-surface.js';
 import { createSessionAuthority } from '../auth/session-authority.js';
@@ -8,6 +9,7 @@ import { createInvalidationBus } from '../cache/invalidation-bus.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
+import { createMemoryNonceStore, createRedisNonceStore } from '../ocss/nonce-store.js';
 import { annexBRoutes } from './annex-b/routes.js';
 import { createAnnexBService } from './annex-b/service.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
@@ -25,6 +27,8 @@ import { createAdvisorsService } from './federation/advisors-service.js';
 import { discoveryRoutes } from './federation/discovery-routes.js';
 import { loadStewardKey } from './federation/keys.js';
 import { seedFederation } from './federation/seed.js';
+import { createSignatureGuard } from './federation/signature-guard.js';
+import { signedRoutes } from './federation/signed-routes.js';
 import { createTrustListService } from './federation/trust-list-service.js';
 import { mcpTokenRoutes } from './mcp-tokens/routes.js';
 import { createMcpTokensService } from './mcp-tokens/service.js';
@@ -46,6 +50,31 @@ import { usageRoutes } from './usage/routes.js';
 import { createUsageService } from './usage/service.js';
 import { userRoutes } from './users/routes.js';
 import { createUsersService } from './users/service.js';
+
+/** Signed-request nonces: shared through Redis when there is one, else per process. */
+function createNonceStore(redisUrl: string | undefined, clock: Clock, log: FastifyBaseLogger) {
+  if (!redisUrl) {
+    return { store: createMemoryNonceStore({ clock }), close: async () => {} };
+  }
+  const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  let warned = false;
+  const onError = (error: Error) => {
+    if (!warned) {
+      warned = true;
+      log.warn({ err: error }, 'redis unavailable: signature nonces checked in this process');
+    }
+  };
+  redis.on('error', onError);
+  redis.on('ready', () => {
+    warned = false;
+  });
+  return {
+    store: createRedisNonceStore({ redis, clock, onError }),
+    close: async () => {
+      redis.disconnect();
+    },
+  };
+}
 
 export async function createServices(
   config: Config,
@@ -95,6 +124,12 @@ export async function createServices(
   });
   await trustList.reissue();
   const advisors = createAdvisorsService({ ...deps, trustList, orgs, families });
+  const nonces = createNonceStore(config.redisUrl, deps.clock, log);
+  const signatureGuard = createSignatureGuard({
+    ...deps,
+    publicBaseUrl: config.publicBaseUrl,
+    nonces: nonces.store,
+  });
   await seedDemoFamily(deps.db, deps.clock);
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
   const annexB = createAnnexBService(deps);
@@ -116,6 +151,11 @@ export async function createServices(
     providers,
     trustList,
     advisors,
+    nonces,
+    signatureGuard,
+    appEnv: config.appEnv,
+    db: deps.db,
+    clock: deps.clock,
     annexB,
   };
 }
@@ -143,6 +183,9 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await app.register(providerRoutes(services.providers));
   await app.register(discoveryRoutes(services.trustList));
   await app.register(advisorRoutes(services.advisors));
+  await app.register(
+    signedRoutes({ ...services, guard: services.signatureGuard, providers: services.providers }),
+  );
   await app.register(sandboxOAuthRoutes(services.sandboxOAuth));
   await app.register(annexBRoutes(services.annexB));
 }

@@ -85,7 +85,12 @@ async function verify(
   const maxAgeSeconds = options.maxAgeSeconds ?? DEFAULT_MAX_AGE_SECONDS;
   const required = options.requiredComponents ?? DEFAULT_REQUIRED_COMPONENTS;
 
-  // The protocol version says how to read everything else, so it is checked first.
+  const received = parseReceivedSignature(
+    combinedFieldValue(request.headers, 'signature-input'),
+    combinedFieldValue(request.headers, 'signature'),
+  );
+  // An unsigned request is a signature failure (401) whatever else it lacks; a signed one
+  // must then speak this protocol version before anything else is read.
   if (specVersion !== null) {
     const sent = combinedFieldValue(request.headers, 'ocss-spec-version');
     if (sent !== specVersion) {
@@ -97,10 +102,6 @@ async function verify(
     }
   }
 
-  const received = parseReceivedSignature(
-    combinedFieldValue(request.headers, 'signature-input'),
-    combinedFieldValue(request.headers, 'signature'),
-  );
   const { keyid, created } = requireParameters(received);
   requireCoverage(received, required, requireDigest);
   requireFreshness(received, options.now, maxAgeSeconds);

@@ -75,3 +75,14 @@ export async function listOrgAdvisors(
     .orderBy('org_advisors.created_at', 'desc')
     .execute();
 }
+
+export async function findOrgAdvisorByDid(
+  db: Db,
+  did: string,
+): Promise<Pick<OrgAdvisorRow, 'scope' | 'scope_family_id'> | undefined> {
+  return db
+    .selectFrom('org_advisors')
+    .select(['scope', 'scope_family_id'])
+    .where('did', '=', did)
+    .executeTakeFirst();
+}

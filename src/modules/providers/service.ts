@@ -3,7 +3,7 @@
 import type { AppEnv } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import { NotFoundError } from '../../http/errors.js';
-import { type ConnectConfig, findProvider, seedProvider } from './store.js';
+import { type ConnectConfig, findProvider, publishConnectConfig, seedProvider } from './store.js';
 
 export const SANDBOX_PROVIDER_DID = 'did:ocss:sandbox-provider';
 export const UNCONFIGURED_PROVIDER_DID = 'did:ocss:sandbox-unconfigured-provider';
@@ -42,17 +42,23 @@ export function createProvidersService(deps: { db: Db; appEnv: AppEnv; publicBas
     },
 
     async connectConfig(did: string): Promise<ConnectConfig & { did: string }> {
-      if (sandbox && did === SANDBOX_PROVIDER_DID) {
-        return { did, ...sandboxConfig };
-      }
       const provider = await findProvider(deps.db, did);
       if (!provider || (!sandbox && did === SANDBOX_PROVIDER_DID)) {
         throw new NotFoundError('provider not found');
       }
-      if (!provider.connect_config) {
-        throw new NotFoundError('provider connect config not available');
+      if (provider.connect_config) {
+        return { did, ...provider.connect_config };
       }
-      return { did, ...provider.connect_config };
+      if (sandbox && did === SANDBOX_PROVIDER_DID) {
+        return { did, ...sandboxConfig };
+      }
+      throw new NotFoundError('provider connect config not available');
+    },
+
+    /** PATCH /platforms/{did}/connect, after the signature and standing checks. */
+    async publish(did: string, config: ConnectConfig, at: Date) {
+      const row = await publishConnectConfig(deps.db, { did, name: config.name }, config, at);
+      return { did, ...config, updated_at: row.updated_at };
     },
   };
 }

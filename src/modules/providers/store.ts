@@ -51,3 +51,23 @@ export async function seedProvider(
     .onConflict((conflict) => conflict.column('did').doNothing())
     .execute();
 }
+
+/** A provider publishes (or replaces) its connect config; the row is created if needed. */
+export async function publishConnectConfig(
+  db: Db,
+  entry: { did: string; name: string },
+  config: ConnectConfig,
+  at: Date,
+): Promise<{ updated_at: Date }> {
+  const json = JSON.stringify(config);
+  return db
+    .insertInto('providers')
+    .values({ ...entry, connect_config: json, created_at: at, updated_at: at })
+    .onConflict((conflict) =>
+      conflict
+        .column('did')
+        .doUpdateSet({ name: entry.name, connect_config: json, updated_at: at }),
+    )
+    .returning('updated_at')
+    .executeTakeFirstOrThrow();
+}
