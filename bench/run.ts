@@ -33,6 +33,7 @@ interface Credentials {
   key: Record<string, string>;
   /** A family of the key's org, with two children. */
   familyId: string;
+  trustListEtag: string;
 }
 
 /**
@@ -103,7 +104,13 @@ async function seed(storageConfig: {
       'bench',
       1e9,
     );
-    return { session: auth, key: keyAuth, familyId: family.id };
+    const trustList = await app.inject({ url: '/.well-known/ocss/trust-list' });
+    return {
+      session: auth,
+      key: keyAuth,
+      familyId: family.id,
+      trustListEtag: String(trustList.headers.etag),
+    };
   } finally {
     await app.close();
     await storage.close();
@@ -114,6 +121,12 @@ async function seed(storageConfig: {
 function rows(auth: Credentials): Row[] {
   return [
     { name: 'GET /health', path: '/health' },
+    {
+      // The conditional read every federation member polls: 304 from memory.
+      name: 'GET /.well-known/ocss/trust-list (If-None-Match, 304)',
+      path: '/.well-known/ocss/trust-list',
+      headers: { 'if-none-match': auth.trustListEtag },
+    },
     {
       name: 'GET /api/v1/developer/platforms (API key, catalog)',
       path: '/api/v1/developer/platforms',

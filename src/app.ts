@@ -7,11 +7,13 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config, TrustProxy } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { installErrorHandler, sendFailure } from './http/error-handler.js';
+import { createFastPaths } from './http/fast-path.js';
 import { installIdempotency } from './http/idempotency.js';
 import { BODY_LIMIT_BYTES, installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { installRequestLog, loggerOptions, requestIdFor } from './http/request-log.js';
 import { installValidators } from './http/validator.js';
+import { trustListNotModified } from './modules/federation/trust-list-fast-path.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { createHealthService } from './modules/health/service.js';
 import { installUsageMetering } from './modules/usage/metering.js';
@@ -38,7 +40,9 @@ function fastifyTrustProxy(
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
+  const fastPaths = createFastPaths();
   const app = Fastify({
+    serverFactory: fastPaths.serverFactory,
     logger: loggerOptions(config.logLevel, deps.logStream),
     genReqId: requestIdFor,
     requestIdHeader: false,
@@ -70,9 +74,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     app.log,
     deps.database.backend === 'postgres',
   );
+  const trustListFastPath = trustListNotModified(services.trustList, app.log);
+  fastPaths.add(trustListFastPath.path);
   app.addHook('onClose', async () => {
     await services.sandboxSessions.close();
     services.trustList.close();
+    trustListFastPath.close();
     await services.nonces.close();
     await services.bus.close();
   });

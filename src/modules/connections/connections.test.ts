@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { newSession, type Session } from '../../../test/identity.js';
 import { JwksServer, newSigningKey, signSession } from '../../../test/jwks-server.js';
-import { STEWARD_KEY_PEM } from '../../../test/production.js';
+import { productionEnv } from '../../../test/production.js';
 import { loadServiceSecret } from '../../db/service-secrets.js';
 import { DEMO_CHILDREN, DEMO_FAMILY_ID } from '../demo/demo-family.js';
 import { createCredentialCipher } from './credential-cipher.js';
@@ -328,13 +328,7 @@ describe('connections in production', () => {
 
   async function productionApp(extra: Record<string, string> = {}) {
     const t = await buildTestApp({
-      env: {
-        APP_ENV: 'production',
-        OCSS_STEWARD_KEY: STEWARD_KEY_PEM,
-        AUTH_JWKS_URL: jwks.url,
-        AUTH_ISSUER: ISS,
-        ...extra,
-      },
+      env: { ...productionEnv({ jwksUrl: jwks.url, issuer: ISS }), ...extra },
     });
     const iat = Math.floor(t.clock.now().getTime() / 1000);
     const token = await signSession(key, {

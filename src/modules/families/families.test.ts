@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { bearer, createOrg, mintKey, newSession, type Session } from '../../../test/identity.js';
-import { STEWARD_KEY_PEM } from '../../../test/production.js';
+import { productionEnv } from '../../../test/production.js';
 import { DEMO_FAMILY_ID } from '../demo/demo-family.js';
 
 describe('families: who sees what', () => {
@@ -73,12 +73,7 @@ describe('families: who sees what', () => {
 describe('families in production', () => {
   it('needs a credential: 401 missing authorization header', async () => {
     const t = await buildTestApp({
-      env: {
-        APP_ENV: 'production',
-        OCSS_STEWARD_KEY: STEWARD_KEY_PEM,
-        AUTH_JWKS_URL: 'http://127.0.0.1:9/jwks.json',
-        AUTH_ISSUER: 'https://id.example',
-      },
+      env: productionEnv(),
     });
     try {
       const res = await t.app.inject({ url: '/api/v1/families' });

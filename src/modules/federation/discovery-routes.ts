@@ -4,9 +4,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ifNoneMatchHits, NotModified } from '../../http/conditional-get.js';
 import { sendPreSerialized } from '../../http/pre-serialized.js';
+import { TRUST_LIST_CACHE_CONTROL, TRUST_LIST_PATH } from './trust-list-fast-path.js';
 import type { TrustListService } from './trust-list-service.js';
-
-const CACHE_CONTROL = 'public, max-age=300';
 
 const Jwk = Type.Object(
   {
@@ -49,11 +48,11 @@ export function discoveryRoutes(trustList: TrustListService): FastifyPluginAsync
         },
       },
       async (_request, reply) =>
-        sendPreSerialized(reply.header('cache-control', CACHE_CONTROL), keysJson),
+        sendPreSerialized(reply.header('cache-control', TRUST_LIST_CACHE_CONTROL), keysJson),
     );
 
     app.get(
-      '/.well-known/ocss/trust-list',
+      TRUST_LIST_PATH,
       {
         config: { auth: 'public' },
         schema: {
@@ -69,7 +68,7 @@ export function discoveryRoutes(trustList: TrustListService): FastifyPluginAsync
       },
       async (request, reply) => {
         const current = trustList.current();
-        reply.header('etag', current.etag).header('cache-control', CACHE_CONTROL);
+        reply.header('etag', current.etag).header('cache-control', TRUST_LIST_CACHE_CONTROL);
         if (ifNoneMatchHits(request.headers['if-none-match'], current.etag)) {
           return reply.code(304).send();
         }

@@ -3,7 +3,7 @@
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../test/app.js';
+import { buildListeningTestApp, buildTestApp, type TestApp } from '../../../test/app.js';
 import { TestClock } from '../../../test/clock.js';
 import { withTwoInstances } from '../../../test/instances.js';
 import { eventually } from '../../../test/tcp-proxy.js';
@@ -163,6 +163,46 @@ describe('trust list', () => {
       expect((await fetchTrustList(again)).body).toBe(before);
     } finally {
       await again.app.close();
+    }
+  });
+});
+
+describe('trust list over a real socket (the 304 is answered ahead of routing)', () => {
+  it('answers If-None-Match like the routed path does, and never from a stale tag', async () => {
+    const t = await buildListeningTestApp();
+    try {
+      const url = `${t.baseUrl}/.well-known/ocss/trust-list`;
+      const first = await fetch(url);
+      expect(first.status).toBe(200);
+      const etag = first.headers.get('etag') ?? '';
+      const body = await first.text();
+      expect(etag).toBe(`"${createHash('sha256').update(body).digest('hex')}"`);
+
+      const cached = await fetch(url, {
+        headers: { 'if-none-match': etag, 'x-request-id': 'poll-1' },
+      });
+      expect(cached.status).toBe(304);
+      expect(await cached.text()).toBe('');
+      expect(cached.headers.get('etag')).toBe(etag);
+      expect(cached.headers.get('cache-control')).toBe('public, max-age=300');
+      expect(cached.headers.get('x-request-id')).toBe('poll-1');
+      expect(cached.headers.get('x-content-type-options')).toBe('nosniff');
+      const head = await fetch(url, { method: 'HEAD', headers: { 'if-none-match': etag } });
+      expect(head.status).toBe(304);
+
+      // A change: the old tag now gets the new list.
+      const registered = await fetch(`${t.baseUrl}/api/v1/advisors/self-register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ did: 'did:ocss:socket', public_key_b64url: newPublicKeyB64url() }),
+      });
+      expect(registered.status).toBe(200);
+      const changed = await fetch(url, { headers: { 'if-none-match': etag } });
+      expect(changed.status).toBe(200);
+      expect(changed.headers.get('etag')).not.toBe(etag);
+      await verifyTrustList(t, await changed.text());
+    } finally {
+      await t.close();
     }
   });
 });

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
-import { STEWARD_KEY_PEM } from '../../../test/production.js';
+import { productionEnv } from '../../../test/production.js';
 import { DEMO_CHILDREN } from '../demo/demo-family.js';
 
 const CALLBACK = 'https://client.example/cb';
@@ -464,12 +464,7 @@ describe('sandbox OAuth provider outside the sandbox', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp({
-      env: {
-        APP_ENV: 'production',
-        OCSS_STEWARD_KEY: STEWARD_KEY_PEM,
-        AUTH_JWKS_URL: 'http://127.0.0.1:9/jwks.json',
-        AUTH_ISSUER: 'x',
-      },
+      env: productionEnv(),
     });
   });
   afterAll(async () => t.close());

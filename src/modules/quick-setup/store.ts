@@ -24,6 +24,42 @@ export interface QuickSetupRows {
   rules: PolicyRuleRow[];
 }
 
+/** The rows quick setup creates, the same whether the family is new or repaired. */
+function newChild(input: QuickSetupWrite, familyId: string): ChildRow {
+  return {
+    id: input.child.id ?? randomUUID(),
+    family_id: familyId,
+    name: input.child.name,
+    birth_date: input.child.birth_date,
+    avatar_url: null,
+    created_at: input.now,
+    updated_at: input.now,
+  };
+}
+
+function newPolicy(input: QuickSetupWrite, childId: string): PolicyRow {
+  return {
+    id: randomUUID(),
+    child_id: childId,
+    name: input.policyName,
+    status: 'active',
+    priority: 0,
+    version: 1,
+    created_at: input.now,
+    updated_at: input.now,
+  };
+}
+
+function newRules(input: QuickSetupWrite, policyId: string, rules: RuleWrite[]) {
+  return rules.map((rule) => ({
+    id: randomUUID(),
+    policy_id: policyId,
+    ...rule,
+    created_at: input.now,
+    updated_at: input.now,
+  }));
+}
+
 /** A brand-new family has nothing to find or repair: straight inserts, rules returned. */
 async function writeIntoNewFamily(
   trx: Db,
@@ -44,38 +80,13 @@ async function writeIntoNewFamily(
       })
       .execute();
   }
-  const child: ChildRow = {
-    id: input.child.id ?? randomUUID(),
-    family_id: family.id,
-    name: input.child.name,
-    birth_date: input.child.birth_date,
-    avatar_url: null,
-    created_at: now,
-    updated_at: now,
-  };
+  const child = newChild(input, family.id);
   await trx.insertInto('children').values(child).execute();
-  const policy: PolicyRow = {
-    id: randomUUID(),
-    child_id: child.id,
-    name: input.policyName,
-    status: 'active',
-    priority: 0,
-    version: 1,
-    created_at: now,
-    updated_at: now,
-  };
+  const policy = newPolicy(input, child.id);
   await trx.insertInto('policies').values(policy).execute();
   const rules = await trx
     .insertInto('policy_rules')
-    .values(
-      input.rules.map((rule) => ({
-        id: randomUUID(),
-        policy_id: policy.id,
-        ...rule,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
+    .values(newRules(input, policy.id, input.rules))
     .returningAll()
     .execute();
   rules.sort((a, b) => (a.category < b.category ? -1 : 1));
@@ -107,15 +118,7 @@ export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<Q
       .orderBy('created_at')
       .executeTakeFirst();
     if (!child) {
-      child = {
-        id: input.child.id ?? randomUUID(),
-        family_id: family.id,
-        name: input.child.name,
-        birth_date: input.child.birth_date,
-        avatar_url: null,
-        created_at: now,
-        updated_at: now,
-      };
+      child = newChild(input, family.id);
       await trx.insertInto('children').values(child).execute();
     }
 
@@ -128,16 +131,7 @@ export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<Q
       .executeTakeFirst();
     const policyIsNew = !policy;
     if (!policy) {
-      policy = {
-        id: randomUUID(),
-        child_id: child.id,
-        name: input.policyName,
-        status: 'active',
-        priority: 0,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-      };
+      policy = newPolicy(input, child.id);
       await trx.insertInto('policies').values(policy).execute();
     }
     const policyId = policy.id;
@@ -155,15 +149,7 @@ export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<Q
     if (missing.length > 0) {
       await trx
         .insertInto('policy_rules')
-        .values(
-          missing.map((rule) => ({
-            id: randomUUID(),
-            policy_id: policyId,
-            ...rule,
-            created_at: now,
-            updated_at: now,
-          })),
-        )
+        .values(newRules(input, policyId, missing))
         .execute();
     }
     // A repair is one change of the policy. A policy its family paused stays paused: that was

@@ -1,18 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { describeKeyAuthContract } from '../../../test/key-auth-contract.js';
-import { STEWARD_KEY_PEM } from '../../../test/production.js';
+import { productionEnv } from '../../../test/production.js';
 
 describe('ratings catalog', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp({
-      env: {
-        APP_ENV: 'production',
-        OCSS_STEWARD_KEY: STEWARD_KEY_PEM,
-        AUTH_JWKS_URL: 'http://127.0.0.1:9/jwks.json',
-        AUTH_ISSUER: 'x',
-      },
+      env: productionEnv(),
     });
   });
   afterAll(async () => t.close());

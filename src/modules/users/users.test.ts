@@ -7,7 +7,7 @@ import {
   type SigningKey,
   signSession,
 } from '../../../test/jwks-server.js';
-import { STEWARD_KEY_PEM } from '../../../test/production.js';
+import { productionEnv } from '../../../test/production.js';
 
 describe('/auth/me and /auth/logout', () => {
   let t: TestApp;
@@ -69,13 +69,7 @@ describe('sessions from an identity provider (production)', () => {
     key = await newSigningKey('prod-1');
     jwks.keys.push(key.jwk);
     t = await buildTestApp({
-      env: {
-        APP_ENV: 'production',
-        OCSS_STEWARD_KEY: STEWARD_KEY_PEM,
-        AUTH_JWKS_URL: jwks.url,
-        AUTH_ISSUER: ISS,
-        AUTH_AUDIENCE: 'haven',
-      },
+      env: { ...productionEnv({ jwksUrl: jwks.url, issuer: ISS }), AUTH_AUDIENCE: 'haven' },
     });
   });
   afterAll(async () => {
