@@ -2,6 +2,7 @@
 // each in its own process, loaded in turn by autocannon from this one. Figures are ratios
 // to bare in the same run, so they mean the same on any machine. Never part of `npm test`.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,9 +16,12 @@ import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/storage.js';
 import { createOrgsService } from '../src/modules/orgs/service.js';
 import { createUsersService } from '../src/modules/users/service.js';
+import { signedRequest } from '../test/ocss-signer.js';
 
 interface Row {
   name: string;
+  /** Each request from another client address (X-Forwarded-For; the server trusts it). */
+  spreadClients?: boolean;
   /** Counted by the rate limiter: also measured with Redis buckets. */
   metered?: boolean;
   /** Reads or writes the database: also measured on PostgreSQL. */
@@ -34,6 +38,8 @@ interface Credentials {
   /** A family of the key's org, with two children. */
   familyId: string;
   trustListEtag: string;
+  /** A signed bulk read (no nonce, so it may be sent again within the 300 s window). */
+  signedBulk?: { headers: Record<string, string>; body: string };
 }
 
 /**
@@ -41,10 +47,32 @@ interface Credentials {
  * an effectively unlimited tier (so the bench measures serving, not 429s) and a key — all
  * made through the API, in this process, then handed over on disk.
  */
-async function seed(storageConfig: {
-  databaseUrl?: string;
-  dataDir: string;
-}): Promise<Credentials> {
+/** Registers a bench advisor and signs one bulk read for the server at `baseUrl`. */
+async function signedBulkRead(
+  app: Awaited<ReturnType<typeof buildApp>>,
+  baseUrl: string,
+): Promise<Credentials['signedBulk']> {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const registered = await app.inject({
+    method: 'POST',
+    url: '/api/v1/advisors/self-register',
+    payload: {
+      did: 'did:ocss:bench-reader',
+      public_key_b64url: publicKey.export({ format: 'jwk' }).x,
+    },
+  });
+  const signed = await signedRequest(
+    { keyId: registered.json().key_id, privateKey },
+    '/api/v1/csm/reviews/bulk',
+    { body: { slugs: [], cursor: '' }, baseUrl },
+  );
+  return { headers: signed.headers as Record<string, string>, body: String(signed.payload) };
+}
+
+async function seed(
+  storageConfig: { databaseUrl?: string; dataDir: string },
+  publicBaseUrl?: string,
+): Promise<Credentials> {
   const storage = await openStorage({
     databaseUrl: storageConfig.databaseUrl,
     dataDir: storageConfig.dataDir,
@@ -104,12 +132,15 @@ async function seed(storageConfig: {
       'bench',
       1e9,
     );
+    const signedBulk = publicBaseUrl ? await signedBulkRead(app, publicBaseUrl) : undefined;
+    // Read after the last registration, which re-issued the list.
     const trustList = await app.inject({ url: '/.well-known/ocss/trust-list' });
     return {
       session: auth,
       key: keyAuth,
       familyId: family.id,
       trustListEtag: String(trustList.headers.etag),
+      signedBulk,
     };
   } finally {
     await app.close();
@@ -127,6 +158,21 @@ function rows(auth: Credentials): Row[] {
       path: '/.well-known/ocss/trust-list',
       headers: { 'if-none-match': auth.trustListEtag },
     },
+    ...(auth.signedBulk
+      ? [
+          {
+            // First 25 reviews: RFC 9421 verification, key lookup, catalog page. Signed
+            // once, no nonce; spread over client addresses so the per-IP bucket (100/min)
+            // does not turn the row into a 429 measurement.
+            name: 'POST /api/v1/csm/reviews/bulk (signed, Ed25519)',
+            method: 'POST' as const,
+            path: '/api/v1/csm/reviews/bulk',
+            headers: auth.signedBulk.headers,
+            body: auth.signedBulk.body,
+            spreadClients: true,
+          },
+        ]
+      : []),
     {
       name: 'GET /api/v1/developer/platforms (API key, catalog)',
       path: '/api/v1/developer/platforms',
@@ -187,8 +233,8 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startServer(args: string[], env: Record<string, string>) {
-  const port = await freePort();
+async function startServer(args: string[], env: Record<string, string>, fixedPort?: number) {
+  const port = fixedPort ?? (await freePort());
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
@@ -214,23 +260,48 @@ interface Figures {
   rps: number;
   p50: number;
   p99: number;
-  non2xx: number;
+  /** Responses other than 2xx, by class ("3xx 1234"): a 304 row expects only 3xx. */
+  non2xx: string;
 }
 
-async function load(url: string, row: Row): Promise<Figures> {
+/** Rewrites X-Forwarded-For on every request: a new client address each time. */
+function spreadOverClients(): Partial<autocannon.Options> {
+  let client = 0;
+  return {
+    requests: [
+      {
+        setupRequest: (request: autocannon.Request) => {
+          client++;
+          request.headers = {
+            ...request.headers,
+            'x-forwarded-for': `10.${(client >> 16) & 255}.${(client >> 8) & 255}.${client & 255}`,
+          };
+          return request;
+        },
+      },
+    ],
+  };
+}
+
+async function load(url: string, row: Row, duration = SECONDS): Promise<Figures> {
   const result = await autocannon({
     url: `${url}${row.path}`,
     method: row.method ?? 'GET',
     headers: row.headers,
     body: row.body,
     connections: CONNECTIONS,
-    duration: SECONDS,
+    duration,
+    ...(row.spreadClients ? spreadOverClients() : {}),
   });
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    non2xx: result.non2xx,
+    non2xx:
+      (['1xx', '3xx', '4xx', '5xx'] as const)
+        .filter((kind) => result[kind] > 0)
+        .map((kind) => `${kind} ${result[kind]}`)
+        .join(', ') || '0',
   };
 }
 
@@ -259,16 +330,23 @@ async function freshPostgres(adminUrl: string): Promise<string | undefined> {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'haven-bench-'));
-const auth = await seed({ dataDir });
+const havenPort = await freePort();
+const auth = await seed({ dataDir }, `http://127.0.0.1:${havenPort}`);
 const postgresAdminUrl =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const postgresUrl = await freshPostgres(postgresAdminUrl);
 const postgresAuth = postgresUrl ? await seed({ databaseUrl: postgresUrl, dataDir }) : undefined;
 const bare = await startServer(['bench/bare-server.mjs'], {});
-const haven = await startServer(['dist/main.js'], {
-  DATA_DIR: dataDir,
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-});
+const haven = await startServer(
+  ['dist/main.js'],
+  {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    // Only the signed row sends X-Forwarded-For (a client address per request).
+    TRUST_PROXY: 'true',
+  },
+  havenPort,
+);
 // The same seeded data behind PostgreSQL is not needed for the Redis row: rate limiting is
 // what changes. A second instance on a copy of the data directory uses Redis buckets.
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -317,14 +395,7 @@ try {
     for (const row of targetRows) {
       // Warm both (JIT, caches) before measuring.
       await autocannon({ url: `${bare.url}${row.path}`, duration: 1, connections: CONNECTIONS });
-      await autocannon({
-        url: `${server.url}${row.path}`,
-        method: row.method ?? 'GET',
-        headers: row.headers,
-        body: row.body,
-        duration: 1,
-        connections: CONNECTIONS,
-      });
+      await load(server.url, row, 1);
       const yardstick = await load(bare.url, { ...row, path: row.path });
       const figures = await load(server.url, row);
       const ratio = ((figures.rps / yardstick.rps) * 100).toFixed(1);

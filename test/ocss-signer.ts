@@ -24,6 +24,8 @@ export interface SignOptions {
   drop?: string[];
   /** Replaces the body after signing (a tampered request). */
   tamperedBody?: string;
+  /** The server's PUBLIC_BASE_URL (default: the test apps'). */
+  baseUrl?: string;
 }
 
 export async function signedRequest(
@@ -53,7 +55,7 @@ export async function signedRequest(
         ...(options.nonce ? { nonce: options.nonce } : {}),
       },
     },
-    { method, url: `${TEST_BASE_URL}${path}`, headers },
+    { method, url: `${options.baseUrl ?? TEST_BASE_URL}${path}`, headers },
   );
   const sent = Object.fromEntries(
     Object.entries(signed.headers as Record<string, string>).filter(

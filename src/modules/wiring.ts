@@ -126,7 +126,8 @@ export async function createServices(
   const advisors = createAdvisorsService({ ...deps, trustList, orgs, families });
   const nonces = createNonceStore(config.redisUrl, deps.clock, log);
   const signatureGuard = createSignatureGuard({
-    ...deps,
+    trustList,
+    clock: deps.clock,
     publicBaseUrl: config.publicBaseUrl,
     nonces: nonces.store,
   });

@@ -96,10 +96,6 @@ export async function findEntry(db: Db, did: string): Promise<EntryRow | undefin
   return db.selectFrom('ocss_entries').selectAll().where('did', '=', did).executeTakeFirst();
 }
 
-export async function findEntryByKeyId(db: Db, keyId: string): Promise<EntryRow | undefined> {
-  return db.selectFrom('ocss_entries').selectAll().where('key_id', '=', keyId).executeTakeFirst();
-}
-
 export async function listEntries(db: Db): Promise<EntryRow[]> {
   return db.selectFrom('ocss_entries').selectAll().orderBy('did').execute();
 }

@@ -1,34 +1,34 @@
 // The door of the signed OCSS routes (CONTRACT.md §9): verifies the RFC 9421 signature of a
-// request against the trust list, and binds the request to the entry that signed it. A
-// suspended or revoked entry fails as standing_failure / authority_binding. Runs before
-// body validation, so an unsigned request is 401 whatever its body.
-import { createPublicKey } from 'node:crypto';
+// request against the served trust list, and binds the request to the entry that signed
+// it. A suspended or revoked entry fails as standing_failure / authority_binding (on every
+// instance within a second of the change: the time the list takes to reach them). Runs
+// before body validation, so an unsigned request is 401 whatever its body.
 import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/connect.js';
 import type { NonceStore } from '../../ocss/nonce-store.js';
 import { OcssError } from '../../ocss/ocss-error.js';
 import { verifySignedRequest } from '../../ocss/verify-signed-request.js';
-import { type EntryRow, findEntryByKeyId } from './entries-store.js';
+import type { PublishedEntry, TrustListService } from './trust-list-service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The trust-list entry whose key signed this request (signed routes only). */
-    ocssSigner: EntryRow | null;
+    ocssSigner: PublishedEntry | null;
   }
 }
 
 export type SignatureGuard = (request: FastifyRequest) => Promise<void>;
 
 export function createSignatureGuard(deps: {
-  db: Db;
+  /** Keys come from the served trust list: a signed request costs no database work. */
+  trustList: Pick<TrustListService, 'entryByKeyId'>;
   clock: Clock;
   /** `@target-uri` is what the signer called: PUBLIC_BASE_URL + path and query. */
   publicBaseUrl: string;
   nonces: NonceStore;
 }): SignatureGuard {
   return async (request) => {
-    let signer: EntryRow | undefined;
+    let signer: PublishedEntry | undefined;
     await verifySignedRequest(
       {
         method: request.method,
@@ -39,13 +39,9 @@ export function createSignatureGuard(deps: {
       {
         now: deps.clock.now(),
         nonces: deps.nonces,
-        resolveKey: async (keyid) => {
-          signer = await findEntryByKeyId(deps.db, keyid);
-          return (
-            signer && {
-              publicKey: createPublicKey({ key: { ...signer.public_jwk }, format: 'jwk' }),
-            }
-          );
+        resolveKey: (keyid) => {
+          signer = deps.trustList.entryByKeyId(keyid);
+          return signer && { publicKey: signer.publicKey };
         },
       },
     );
@@ -56,6 +52,6 @@ export function createSignatureGuard(deps: {
       throw OcssError.standingFailure('authority_binding', `${signer.did} is ${signer.status}`);
     }
     request.ocssSigner = signer;
-    request.callerKey = `ocss:${signer.key_id}`;
+    request.callerKey = `ocss:${signer.keyId}`;
   };
 }

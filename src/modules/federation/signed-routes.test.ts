@@ -154,12 +154,16 @@ describe('POST /api/v1/csm/reviews/bulk', () => {
     );
     const suspended = await selfRegistered(t, 'did:ocss:soon-suspended');
     expect((await bulk({ slugs: [] }, {}, suspended)).statusCode).toBe(200);
+    // What `npm run admin -- set-advisor-status` does: change the entry, re-issue the list
+    // (here the re-issue comes from the next registration; signatures are checked against
+    // the served list, so the suspension counts from that issue on).
     await updateEntry(
       t.database.handle.db,
       'did:ocss:soon-suspended',
       { status: 'suspended' },
       new Date(),
     );
+    await selfRegistered(t, 'did:ocss:next-registration');
     expectClass(
       await bulk({ slugs: [] }, {}, suspended),
       403,
@@ -192,7 +196,7 @@ describe('POST /api/v1/csm/reviews/bulk', () => {
     expectClass(await bulk({ slugs: ['x'] }, header), 409, 'replay');
   });
 
-  it('unavailable (503): the trust list cannot be read; a 500 never has a class', async () => {
+  it('unavailable (503): the registry cannot be read', async () => {
     const broken = await buildTestApp();
     const signer = await selfRegistered(broken, 'did:ocss:outage');
     await broken.database.handle.close();

@@ -2,6 +2,7 @@
 // entry) and PATCH /api/v1/platforms/{did}/connect (the platform itself, verified tier).
 // Every failure carries its `class`; idempotency works by header or body `idempotency_key`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { LRUCache } from 'lru-cache';
 import { Type } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { AppEnv } from '../../config.js';
@@ -11,8 +12,8 @@ import { OcssError } from '../../ocss/ocss-error.js';
 import { bulkReviews, MAX_SLUGS } from '../csm/reviews-service.js';
 import type { ProvidersService } from '../providers/service.js';
 import { findOrgAdvisorByDid } from './advisors-store.js';
-import type { EntryRow } from './entries-store.js';
 import type { SignatureGuard } from './signature-guard.js';
+import type { PublishedEntry } from './trust-list-service.js';
 
 const TAGS = ['OCSS federation'];
 const SIGNED = 'Signed with RFC 9421 (Ed25519, keyid = a trust-list key_id); errors carry `class`.';
@@ -67,12 +68,31 @@ const DirectoryRow = Type.Object(
   { $id: 'ProviderDirectoryRow' },
 );
 
-/** A family-scoped advisor acts for its one family only. */
-async function checkScope(db: Db, signer: EntryRow, familyId: string | undefined): Promise<void> {
-  const advisor = await findOrgAdvisorByDid(db, signer.did);
-  if (advisor?.scope === 'family' && advisor.scope_family_id !== familyId) {
-    throw OcssError.standingFailure('scope', `${signer.did} advises one family only`);
-  }
+type AdvisorScope = { scope: 'family' | 'global'; scope_family_id: string | null } | null;
+
+/**
+ * A family-scoped advisor acts for its one family only. An advisor's scope never changes
+ * and a DID is registered once, so the answer (including "not an org advisor") is cached.
+ */
+function createScopeCheck(db: Db) {
+  const scopes = new LRUCache<string, { value: AdvisorScope }>({ max: 10_000 });
+  return async (signer: PublishedEntry, familyId: string | undefined): Promise<void> => {
+    let cached = scopes.get(signer.did);
+    if (!cached) {
+      let advisor: AdvisorScope | undefined;
+      try {
+        advisor = await findOrgAdvisorByDid(db, signer.did);
+      } catch {
+        throw OcssError.unavailable('the advisor registry cannot be read right now');
+      }
+      cached = { value: advisor ?? null };
+      scopes.set(signer.did, cached);
+    }
+    const advisor = cached.value;
+    if (advisor?.scope === 'family' && advisor.scope_family_id !== familyId) {
+      throw OcssError.standingFailure('scope', `${signer.did} advises one family only`);
+    }
+  };
 }
 
 export function signedRoutes(deps: {
@@ -97,9 +117,11 @@ export function signedRoutes(deps: {
     }
   };
 
+  const checkScope = createScopeCheck(deps.db);
   return async (app) => {
     app.decorateRequest('ocssSigner', null);
-    const signer = (request: { ocssSigner: EntryRow | null }) => request.ocssSigner as EntryRow;
+    const signer = (request: { ocssSigner: PublishedEntry | null }) =>
+      request.ocssSigner as PublishedEntry;
 
     app.post(
       '/api/v1/csm/reviews/bulk',
@@ -123,7 +145,7 @@ export function signedRoutes(deps: {
         },
       },
       async (request) => {
-        await checkScope(deps.db, signer(request), request.body.family_id);
+        await checkScope(signer(request), request.body.family_id);
         return bulkReviews({ slugs: request.body.slugs, cursor: request.body.cursor ?? '' });
       },
     );

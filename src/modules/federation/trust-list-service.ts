@@ -3,8 +3,9 @@
 // `issue.number` rises exactly on change and the body is byte-identical in between. Other
 // instances hear of a new issue through the invalidation bus, and on PostgreSQL (where an
 // operator command may re-issue beside running servers) by a one-row version check a second.
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import type { JWK } from 'jose';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
@@ -29,6 +30,37 @@ export interface ServedTrustList {
   etag: string;
 }
 
+/** What a signed request is checked against: the entry as the served list publishes it. */
+export interface PublishedEntry {
+  did: string;
+  tier: string;
+  status: string;
+  keyId: string;
+  publicKey: KeyObject;
+}
+
+/** The served issue's entries by key_id: signatures are checked against the list itself. */
+function entriesByKeyId(body: string): Map<string, PublishedEntry> {
+  const document = JSON.parse(JSON.parse(body).document) as {
+    entries: Array<{ did: string; tier: string; status: string; jwks: { signing_keys: JWK[] } }>;
+  };
+  const byKeyId = new Map<string, PublishedEntry>();
+  for (const entry of document.entries) {
+    for (const jwk of entry.jwks.signing_keys) {
+      const keyId = keyIdFor(entry.did, String(jwk.kid));
+      const publicKey = createPublicKey({ key: { ...jwk } as JsonWebKey, format: 'jwk' });
+      byKeyId.set(keyId, {
+        did: entry.did,
+        tier: entry.tier,
+        status: entry.status,
+        keyId,
+        publicKey,
+      });
+    }
+  }
+  return byKeyId;
+}
+
 export function createTrustListService(deps: {
   db: Db;
   clock: Clock;
@@ -46,12 +78,14 @@ export function createTrustListService(deps: {
     sign: (bytes: Buffer) => deps.steward.sign(bytes),
   };
   let served: ServedTrustList | undefined;
+  let published = new Map<string, PublishedEntry>();
 
   function adopt(issue: TrustListIssueTable): void {
     if (served && served.number >= issue.number) {
       return;
     }
     const etag = `"${createHash('sha256').update(issue.body).digest('hex')}"`;
+    published = entriesByKeyId(issue.body);
     served = { number: issue.number, body: issue.body, etag };
   }
 
@@ -99,6 +133,11 @@ export function createTrustListService(deps: {
         throw new Error('the trust list is issued at start; current() ran before it');
       }
       return served;
+    },
+
+    /** The entry of a key_id as the served list publishes it (no database work). */
+    entryByKeyId(keyId: string): PublishedEntry | undefined {
+      return published.get(keyId);
     },
 
     close(): void {
