@@ -86,3 +86,15 @@ export function errorEnvelope(
 ): ErrorEnvelope {
   return { error: reasonPhrase(status), message, code: status, ...extra };
 }
+
+/**
+ * Runs the access check of a resource's parent; a parent the caller cannot see makes the
+ * resource itself not exist for it (`<thing> not found`, never the parent's 404 message).
+ */
+export async function asNotFound<T>(message: string, parentCheck: Promise<T>): Promise<T> {
+  try {
+    return await parentCheck;
+  } catch (error) {
+    throw error instanceof NotFoundError ? new NotFoundError(message) : error;
+  }
+}

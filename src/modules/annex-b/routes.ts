@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ifNoneMatchHits, NotModified } from '../../http/conditional-get.js';
 import { sendPreSerialized } from '../../http/pre-serialized.js';
+import { RuleCategorySchema } from '../rules/routes.js';
 import type { AnnexBService } from './service.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -24,25 +25,13 @@ const EditionParams = Type.Object({
   }),
 });
 
-const FrozenRule = Type.Object(
-  {
-    category: Type.String(),
-    group: Type.String(),
-    name: Type.String(),
-    description: Type.String(),
-    config_schema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema' }),
-    default_config: Type.Object({}, { additionalProperties: true }),
-    engagement: Type.Boolean(),
-    capabilities: Type.Array(Type.String()),
-  },
-  { description: 'a rule category as the registry held it when the edition was frozen' },
-);
-
 const AnnexBEdition = Type.Object(
   {
     edition: Type.Integer({ minimum: 1 }),
     frozen_at: Type.String({ format: 'date-time' }),
-    rules: Type.Array(FrozenRule),
+    rules: Type.Array(RuleCategorySchema, {
+      description: 'the rule categories as the registry held them when the edition was frozen',
+    }),
   },
   {
     $id: 'AnnexBEdition',

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
-import { BadRequestError, NotFoundError } from '../../http/errors.js';
+import { asNotFound, BadRequestError, NotFoundError } from '../../http/errors.js';
 import type { FamiliesService } from '../families/service.js';
 import { ageOn, bandForAge } from '../policies/age-bands.js';
 import { birthDateTime, parseBirthDate } from './birth-date.js';
@@ -68,15 +68,11 @@ export function createChildrenService(deps: {
     if (!child) {
       throw new NotFoundError('child not found');
     }
-    try {
-      await deps.families.requireFamily(principal, child.family_id, access);
-    } catch (error) {
-      // A child of a family the caller cannot see does not exist for it.
-      if (error instanceof NotFoundError) {
-        throw new NotFoundError('child not found');
-      }
-      throw error;
-    }
+    // A child of a family the caller cannot see does not exist for it.
+    await asNotFound(
+      'child not found',
+      deps.families.requireFamily(principal, child.family_id, access),
+    );
     return child;
   }
 

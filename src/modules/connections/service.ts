@@ -10,6 +10,7 @@ import type { Db } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { loadServiceSecret } from '../../db/service-secrets.js';
 import {
+  asNotFound,
   BadRequestError,
   ConflictError,
   NotFoundError,
@@ -115,14 +116,10 @@ export function createConnectionsService(deps: {
     if (!connection) {
       throw new NotFoundError(CONNECTION_NOT_FOUND);
     }
-    try {
-      await deps.families.requireFamily(principal, connection.family_id, access);
-    } catch (error) {
-      if (error instanceof NotFoundError) {
-        throw new NotFoundError(CONNECTION_NOT_FOUND);
-      }
-      throw error;
-    }
+    await asNotFound(
+      CONNECTION_NOT_FOUND,
+      deps.families.requireFamily(principal, connection.family_id, access),
+    );
     return connection;
   }
 

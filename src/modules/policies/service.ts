@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
-import { BadRequestError, NotFoundError } from '../../http/errors.js';
+import { asNotFound, BadRequestError, NotFoundError } from '../../http/errors.js';
 import type { ChildrenService } from '../children/service.js';
 import { ageOn } from './age-bands.js';
 import { rulesForAge, type Strictness } from './age-rules.js';
@@ -37,11 +37,10 @@ export function createPoliciesService(deps: {
     if (!policy) {
       throw new NotFoundError(POLICY_NOT_FOUND);
     }
-    try {
-      await deps.children.requireChild(principal, policy.child_id, access);
-    } catch (error) {
-      throw error instanceof NotFoundError ? new NotFoundError(POLICY_NOT_FOUND) : error;
-    }
+    await asNotFound(
+      POLICY_NOT_FOUND,
+      deps.children.requireChild(principal, policy.child_id, access),
+    );
     return policy;
   }
 

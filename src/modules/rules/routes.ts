@@ -5,7 +5,7 @@ import type { ProductSurface } from '../../auth/product-surface.js';
 import { sendPreSerialized } from '../../http/pre-serialized.js';
 import { RULE_REGISTRY } from './registry.js';
 
-const RuleCategorySchema = Type.Object(
+export const RuleCategorySchema = Type.Object(
   {
     category: Type.String(),
     group: Type.String(),
