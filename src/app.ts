@@ -12,6 +12,7 @@ import { installIdempotency } from './http/idempotency.js';
 import { BODY_LIMIT_BYTES, installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { installRequestLog, loggerOptions, requestIdFor } from './http/request-log.js';
+import { installStorableParams } from './http/storable-text.js';
 import { installValidators } from './http/validator.js';
 import { trustListNotModified } from './modules/federation/trust-list-fast-path.js';
 import { healthRoutes } from './modules/health/routes.js';
@@ -64,6 +65,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   installValidators(app);
   installJsonBodyParser(app);
+  installStorableParams(app);
   installErrorHandler(app);
   installRequestLog(app);
   await registerOpenApi(app, config);

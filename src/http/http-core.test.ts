@@ -99,6 +99,19 @@ describe('HTTP core: envelope, validation, request ids, logs', () => {
     expect(emoji.statusCode).toBe(200);
   });
 
+  it('refuses NUL in path parameters and query values, naming them', async () => {
+    const res = await t.app.inject({ url: '/api/v1/providers/did%00x/connect' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      error: 'Bad Request',
+      message: 'did must not contain NUL characters',
+      code: 400,
+    });
+    const query = await t.app.inject({ url: '/api/v1/ratings/by-age?age=%00' });
+    expect(query.statusCode).toBe(400);
+    expect(query.json().message).toBe('age must not contain NUL characters');
+  });
+
   it('walks bodies nested thousands deep without overflowing', async () => {
     const deep = `${'['.repeat(5000)}"\\u0000"${']'.repeat(5000)}`;
     const res = await post(deep);

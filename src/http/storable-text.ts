@@ -2,6 +2,8 @@
 // 500), and an unpaired UTF-16 surrogate has no UTF-8 form (the driver would silently store
 // U+FFFD instead, changing the data). Both are refused up front, for every string of a JSON
 // body, keys included, with the field named.
+import type { FastifyInstance } from 'fastify';
+import { BadRequestError } from './errors.js';
 
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -48,4 +50,25 @@ export function unstorableTextIn(value: unknown): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The same rule for path parameters and query values, which reach SQL as text too: a NUL
+ * there is a 400 naming the parameter, never a failed query.
+ */
+export function installStorableParams(app: FastifyInstance): void {
+  app.addHook('preValidation', (request, _reply, done) => {
+    for (const part of [request.params, request.query]) {
+      if (part && typeof part === 'object') {
+        for (const [name, value] of Object.entries(part as Record<string, unknown>)) {
+          const problem = typeof value === 'string' ? problemOf(value) : undefined;
+          if (problem) {
+            done(new BadRequestError(`${name} ${problem}`));
+            return;
+          }
+        }
+      }
+    }
+    done();
+  });
 }

@@ -1,6 +1,6 @@
 // Provider connect configuration (spec: "Provider connect config"; CONTRACT.md §6, §9): how
 // an integrator sends a parent through a provider's OAuth-style consent to link children.
-import type { AppEnv } from '../../config.js';
+import { type AppEnv, DID_PATTERN } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import { NotFoundError } from '../../http/errors.js';
 import { type ConnectConfig, findProvider, publishConnectConfig, seedProvider } from './store.js';
@@ -42,7 +42,8 @@ export function createProvidersService(deps: { db: Db; appEnv: AppEnv; publicBas
     },
 
     async connectConfig(did: string): Promise<ConnectConfig & { did: string }> {
-      const provider = await findProvider(deps.db, did);
+      // Not a DID at all: no provider can have it (and the database is not asked).
+      const provider = DID_PATTERN.test(did) ? await findProvider(deps.db, did) : undefined;
       if (!provider || (!sandbox && did === SANDBOX_PROVIDER_DID)) {
         throw new NotFoundError('provider not found');
       }
