@@ -1,8 +1,9 @@
 // Every row of CONTRACT.md §7, both forms: `/api/v1` with a session and `/api/v1/developer`
 // with an API key holding exactly the row's scope. Per row: the success status and shape,
 // 403 naming the scope a key lacks, 403 `no API scopes in context` without an svc_ key on
-// the developer form, and 404 for another org's resource. A new product route joins by
-// adding a row here.
+// the developer form, and, for routes that take an id, the tenant wall: another org's key
+// gets 404, another user's session and another sandbox session get 403/404, and none of them
+// changes a single row. A new product route joins by adding a row here.
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SCOPES } from '../src/auth/scopes.js';
@@ -445,6 +446,24 @@ describe('CONTRACT §7, row by row, in both forms', () => {
   // Each case in a fresh rate-limit minute: this file checks routes, not the limiter.
   beforeEach(() => t.clock.advance(61_000));
 
+  /** Every row of the product tables: what a refused request must leave exactly as it was. */
+  async function snapshot(): Promise<string> {
+    const tables = [
+      'families',
+      'family_members',
+      'children',
+      'policies',
+      'policy_rules',
+      'family_connections',
+    ] as const;
+    const rows = await Promise.all(
+      tables.map((table) =>
+        t.database.handle.db.selectFrom(table).selectAll().orderBy('id').execute(),
+      ),
+    );
+    return JSON.stringify(rows);
+  }
+
   /** A family with a child and its active policy, made by this caller on this prefix. */
   async function make(prefix: string, headers: Record<string, string>): Promise<Made> {
     const setup = await t.app.inject({
@@ -546,16 +565,31 @@ describe('CONTRACT §7, row by row, in both forms', () => {
       if (row.idRoute) {
         it("another org's key gets 404 and changes nothing", async () => {
           const made = await make('/api/v1/developer', bearer(orgKey.key));
+          const before = await snapshot();
           const res = await t.app.inject(
             request(row, '/api/v1/developer', made, bearer(otherOrgKey.key)),
           );
           expect(res.statusCode, res.body).toBe(404);
-          const still = await t.app.inject({
-            url: `/api/v1/developer/policies/${made.policyId}/rules`,
-            headers: bearer(orgKey.key),
-          });
-          expect(still.statusCode).toBe(200);
-          expect(still.json()).toHaveLength(20);
+          expect(await snapshot()).toBe(before);
+        });
+
+        it("another user's session gets 403 or 404 and changes nothing", async () => {
+          const made = await make('/api/v1', owner.auth);
+          const stranger = await newSession(t.app);
+          const before = await snapshot();
+          const res = await t.app.inject(request(row, '/api/v1', made, stranger.auth));
+          expect([403, 404], res.body).toContain(res.statusCode);
+          expect(await snapshot()).toBe(before);
+        });
+
+        it('another sandbox session gets 403 or 404 and changes nothing', async () => {
+          const made = await make('/api/v1', { 'x-sandbox-session': 'matrix-alice' });
+          const before = await snapshot();
+          const res = await t.app.inject(
+            request(row, '/api/v1', made, { 'x-sandbox-session': 'matrix-mallory' }),
+          );
+          expect([403, 404], res.body).toContain(res.statusCode);
+          expect(await snapshot()).toBe(before);
         });
       }
     });
