@@ -1,5 +1,4 @@
 // `npm run admin -- …`, run as the real command on the storage a server would use.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,28 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { openStorage } from '../src/db/storage.js';
 import { buildTestApp, testConfig } from './app.js';
+import { runCli } from './cli.js';
 import { createTestDatabase } from './database.js';
 import { createOrg, newSession } from './identity.js';
 import { eventually } from './tcp-proxy.js';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-
 function admin(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += String(chunk);
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += String(chunk);
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('exit', (code) => resolve({ code, stdout, stderr })),
-  );
+  return runCli('admin', args, env);
 }
 
 describe('npm run admin -- set-tier', () => {

@@ -153,10 +153,7 @@ export async function createServices(
     trustList,
     advisors,
     nonces,
-    signatureGuard,
-    appEnv: config.appEnv,
-    db: deps.db,
-    clock: deps.clock,
+    signed: { ...deps, appEnv: config.appEnv, guard: signatureGuard },
     annexB,
   };
 }
@@ -184,9 +181,7 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await app.register(providerRoutes(services.providers));
   await app.register(discoveryRoutes(services.trustList));
   await app.register(advisorRoutes(services.advisors));
-  await app.register(
-    signedRoutes({ ...services, guard: services.signatureGuard, providers: services.providers }),
-  );
+  await app.register(signedRoutes({ ...services.signed, providers: services.providers }));
   await app.register(sandboxOAuthRoutes(services.sandboxOAuth));
   await app.register(annexBRoutes(services.annexB));
 }

@@ -1,35 +1,20 @@
 // `npm run annex-b -- freeze|list`, run as the real command on the storage a server would use:
 // a DATA_DIR of its own, and PostgreSQL beside a running server when DATABASE_URL is set.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, testConfig } from '../../../test/app.js';
+import { runCli } from '../../../test/cli.js';
 import { buildApp } from '../../app.js';
 import { openStorage } from '../../db/storage.js';
 
-const ROOT = new URL('../../..', import.meta.url).pathname;
 // Each case starts real processes (tsx, an embedded database on disk): slow on a loaded CI box.
 const PROCESS_TIMEOUT_MS = 120_000;
 const FROZE = /^froze Annex B edition (\d+) \(sha256:([0-9a-f]{64})\)$/;
 
 function annexB(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/annex-b.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += String(chunk);
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += String(chunk);
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('exit', (code) => resolve({ code, stdout, stderr })),
-  );
+  return runCli('annex-b', args, env);
 }
 
 function frozenLine(stdout: string): { edition: number; sha256: string } {
