@@ -19,7 +19,12 @@ import { healthRoutes } from './modules/health/routes.js';
 import { createHealthService } from './modules/health/service.js';
 import { installUsageMetering } from './modules/usage/metering.js';
 import { createUsageRecorder } from './modules/usage/recorder.js';
-import { createServices, registerRoutes } from './modules/wiring.js';
+import {
+  closeServices,
+  createServices,
+  registerRoutes,
+  type ServiceTuning,
+} from './modules/wiring.js';
 import { installRateLimit } from './ratelimit/plugin.js';
 import { createMemoryStore, createRedisStore } from './ratelimit/stores.js';
 
@@ -30,6 +35,7 @@ export interface AppDeps {
   logStream?: NodeJS.WritableStream;
   /** Extra plugins registered after the core (tests add routes of their own here). */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
+  tuning?: ServiceTuning;
 }
 
 /** A hop count becomes the equivalent function (Fastify's types do not take numbers). */
@@ -75,15 +81,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     { db, clock },
     app.log,
     deps.database.backend === 'postgres',
+    deps.tuning,
   );
   const trustListFastPath = trustListNotModified(services.trustList, app.log);
   fastPaths.add(trustListFastPath.path);
+  // Workers start once every route (and so every job handler) is registered, and stop
+  // before anything they use is closed.
+  app.addHook('onReady', () => services.jobs.start());
   app.addHook('onClose', async () => {
-    await services.sandboxSessions.close();
-    services.trustList.close();
     trustListFastPath.close();
-    await services.nonces.close();
-    await services.bus.close();
+    await closeServices(services);
   });
 
   // onRequest order matters: who is calling, then metering (which counts failed

@@ -32,6 +32,7 @@ describe('configuration (CONTRACT.md §1)', () => {
       stewardKeyPem: undefined,
       stewardDid: 'did:ocss:haven-steward',
       sandboxSessions: { max: 10_000, idleMs: 30 * 24 * 60 * 60 * 1000 },
+      workers: 'inline',
     });
   });
 
@@ -95,6 +96,9 @@ describe('configuration (CONTRACT.md §1)', () => {
     );
     expect(failure({ SANDBOX_SESSION_IDLE_DAYS: '1.5' })).toMatch(/^SANDBOX_SESSION_IDLE_DAYS: /);
     expect(failure({ PUBLIC_BASE_URL: 'ftp://x' })).toBe('PUBLIC_BASE_URL: must use http or https');
+    expect(failure({ WORKERS: 'sometimes' })).toBe(
+      'WORKERS: must be inline or off, got "sometimes"',
+    );
     for (const message of [failure({ PORT: '-1' }), failure({ APP_ENV: 'x' })]) {
       expect(message).not.toContain('\n');
     }

@@ -31,7 +31,11 @@ export interface Config {
   stewardDid: string;
   /** Bounds on anonymous sandbox sessions (X-Sandbox-Session), so invented ids cannot grow storage. */
   sandboxSessions: { max: number; idleMs: number };
+  /** `inline`: this process runs the job workers too; `off`: it only queues (`npm run worker` runs them). */
+  workers: WorkersMode;
 }
+
+export type WorkersMode = 'inline' | 'off';
 
 /** A bad variable: the message is the one line the process prints before it stops. */
 export class ConfigError extends Error {
@@ -189,6 +193,13 @@ function parseDid(name: string, raw: string | undefined, fallback: string): stri
   return did;
 }
 
+function parseWorkers(raw: string | undefined): WorkersMode {
+  if (raw === undefined || raw === 'inline' || raw === 'off') {
+    return raw ?? 'inline';
+  }
+  throw new ConfigError('WORKERS', `must be inline or off, got "${raw}"`);
+}
+
 function parseAppEnv(raw: string | undefined): AppEnv {
   if (raw === undefined) {
     return 'sandbox';
@@ -254,5 +265,6 @@ export function loadConfig(env: Env = process.env): Config {
         parsePositiveInt('SANDBOX_SESSION_IDLE_DAYS', read(env, 'SANDBOX_SESSION_IDLE_DAYS'), 30) *
         DAY_MS,
     },
+    workers: parseWorkers(read(env, 'WORKERS')),
   };
 }

@@ -3,6 +3,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import { installJobSchema } from '../jobs/install.js';
 import type { Db } from './connect.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -37,6 +38,13 @@ export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
 /** Applies every migration not yet recorded; returns the versions it applied. */
 export async function migrate(db: Db, migrations?: Migration[]): Promise<string[]> {
   const all = migrations ?? (await readMigrations());
+  const applied = await applySqlMigrations(db, all);
+  // pg-boss's schema and Haven's queues (idempotent; pg-boss upgrades its own schema).
+  await installJobSchema(db);
+  return applied;
+}
+
+async function applySqlMigrations(db: Db, all: Migration[]): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`.execute(trx);
     await sql`

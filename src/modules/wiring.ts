@@ -9,6 +9,7 @@ import { createInvalidationBus } from '../cache/invalidation-bus.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
+import { createJobQueue } from '../jobs/queue.js';
 import { createMemoryNonceStore, createRedisNonceStore } from '../ocss/nonce-store.js';
 import { annexBRoutes } from './annex-b/routes.js';
 import { createAnnexBService } from './annex-b/service.js';
@@ -19,6 +20,7 @@ import { createChildrenService } from './children/service.js';
 import { connectionRoutes } from './connections/routes.js';
 import { createConnectionsService, loadCredentialCipher } from './connections/service.js';
 import { seedDemoFamily } from './demo/demo-family.js';
+import { createEventHub } from './events/hub.js';
 import { familyMemberRoutes } from './families/member-routes.js';
 import { familyRoutes } from './families/routes.js';
 import { createFamiliesService } from './families/service.js';
@@ -76,14 +78,28 @@ function createNonceStore(redisUrl: string | undefined, clock: Clock, log: Fasti
   };
 }
 
+/** Knobs tests turn (never read from the environment). */
+export interface ServiceTuning {
+  /** Seconds an idle job worker waits before looking for due jobs again. */
+  jobPollingIntervalSeconds?: number;
+}
+
 export async function createServices(
   config: Config,
   deps: { db: Db; clock: Clock },
   log: FastifyBaseLogger,
   /** Other processes may write the same database (PostgreSQL), so some caches check it. */
   sharedDatabase: boolean,
+  tuning: ServiceTuning = {},
 ) {
   const bus = createInvalidationBus({ redisUrl: config.redisUrl, log });
+  const jobs = createJobQueue({
+    db: deps.db,
+    log,
+    runWorkers: config.workers === 'inline',
+    pollingIntervalSeconds: tuning.jobPollingIntervalSeconds,
+  });
+  const events = createEventHub({ clock: deps.clock, log });
   const users = createUsersService(deps);
   const sandboxSessions = createSandboxSessionsService({
     ...deps,
@@ -136,6 +152,8 @@ export async function createServices(
   const annexB = createAnnexBService(deps);
   return {
     bus,
+    jobs,
+    events,
     users,
     sandboxSessions,
     orgs,
@@ -159,6 +177,15 @@ export async function createServices(
 }
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
+
+/** Stops the workers first (they use everything else), then the rest. */
+export async function closeServices(services: Services): Promise<void> {
+  await services.jobs.stop();
+  await services.sandboxSessions.close();
+  services.trustList.close();
+  await services.nonces.close();
+  await services.bus.close();
+}
 
 export async function registerRoutes(app: FastifyInstance, services: Services): Promise<void> {
   if (services.authority.devIssuer) {

@@ -1,0 +1,61 @@
+// `npm run worker`: a process that only runs background jobs (enforcement, webhook
+// deliveries), beside API processes started with WORKERS=off. Several may run at once on
+// PostgreSQL; pg-boss hands each job to exactly one of them. Embedded storage has one owner,
+// so on PGlite this runs only while no server holds DATA_DIR.
+import pino from 'pino';
+import { systemClock } from './clock.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { openStorage } from './db/storage.js';
+import { loggerOptions } from './http/request-log.js';
+import { closeServices, createServices } from './modules/wiring.js';
+
+function fail(message: string): never {
+  process.stderr.write(`haven worker: ${message}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = { ...loadConfig(), workers: 'inline' };
+  } catch (error) {
+    fail(error instanceof ConfigError ? error.message : String(error));
+  }
+  const log = pino(loggerOptions(config.logLevel) as pino.LoggerOptions);
+  const storage = await openStorage(config).catch((error: Error) => fail(error.message));
+  storage.onIdleError((error) => log.warn({ err: error }, 'database connection lost'));
+  const services = await createServices(
+    config,
+    { db: storage.database.db, clock: systemClock },
+    log,
+    storage.database.backend === 'postgres',
+  );
+  await services.jobs.start();
+  log.info({ storage: storage.description }, 'Haven worker running');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      return;
+    }
+    stopping = true;
+    log.info({ signal }, 'worker shutting down: finishing jobs in hand');
+    try {
+      await closeServices(services);
+      await storage.close();
+      process.exit(0);
+    } catch (error) {
+      log.error({ err: error }, 'worker shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `haven worker: failed to start: ${(error as Error)?.stack ?? String(error)}\n`,
+  );
+  process.exit(1);
+});
