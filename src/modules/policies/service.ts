@@ -13,6 +13,7 @@ import {
   bumpPolicy,
   deletePolicy,
   deleteRule,
+  findActivePolicy,
   findPolicy,
   insertPolicy,
   listPolicies,
@@ -55,6 +56,21 @@ export function createPoliciesService(deps: {
 
   return {
     requirePolicy,
+
+    /**
+     * For devices and enforcement (no caller to check: they hold the child's id from a
+     * device key or a job): the child's policy in force with its rules, or undefined.
+     */
+    async activePolicyOf(childId: string) {
+      const policy = await findActivePolicy(db, childId);
+      return policy ? { policy, rules: await listRules(db, policy.id) } : undefined;
+    },
+
+    /** Only the id and version of the policy in force (a device's conditional read). */
+    async activePolicyVersionOf(childId: string) {
+      const policy = await findActivePolicy(db, childId);
+      return policy ? { id: policy.id, version: policy.version } : undefined;
+    },
 
     async createPolicy(
       principal: Principal,

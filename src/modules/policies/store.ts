@@ -61,6 +61,23 @@ export async function listPolicies(db: Db, childId: string): Promise<PolicyRow[]
     .execute();
 }
 
+/**
+ * The policy in force for a child: its active policy of the highest priority (the most
+ * recently changed one on a tie). Devices and enforcement both read this one.
+ */
+export async function findActivePolicy(db: Db, childId: string): Promise<PolicyRow | undefined> {
+  return db
+    .selectFrom('policies')
+    .selectAll()
+    .where('child_id', '=', childId)
+    .where('status', '=', 'active')
+    .orderBy('priority', 'desc')
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /** Applies field changes (if any) and raises the version by exactly one. */
 export async function bumpPolicy(
   db: Db,
