@@ -1,47 +1,10 @@
 // The real process, as `npm start` runs it: start, serve, refuse a second owner of the
 // embedded data directory, stop cleanly on SIGTERM.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-
-const ROOT = new URL('..', import.meta.url).pathname;
-
-function run(script: string, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = { stdout: '', stderr: '' };
-  child.stdout?.on('data', (chunk) => {
-    output.stdout += String(chunk);
-  });
-  child.stderr?.on('data', (chunk) => {
-    output.stderr += String(chunk);
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output, exited };
-}
-
-async function waitForLine(
-  output: { stdout: string },
-  pattern: RegExp,
-  child: ChildProcess,
-): Promise<RegExpExecArray> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const match = pattern.exec(output.stdout);
-    if (match) {
-      return match;
-    }
-    if (child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`no line matching ${pattern}; output:\n${output.stdout}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { runScript as run, waitForLine } from './server-process.js';
 
 // Each case starts real processes (tsx, an embedded database on disk): slow on a loaded CI box.
 const PROCESS_TIMEOUT_MS = 120_000;
@@ -67,11 +30,7 @@ describe('the server process', () => {
     async () => {
       const server = run('src/main.ts', { PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' });
       try {
-        const [, url] = await waitForLine(
-          server.output,
-          /Haven listening on (http:\/\/127\.0\.0\.1:\d+)/,
-          server.child,
-        );
+        const [, url] = await waitForLine(server, /Haven listening on (http:\/\/127\.0\.0\.1:\d+)/);
         const health = await fetch(`${url}/health`);
         expect(health.status).toBe(200);
         expect(await health.json()).toMatchObject({ status: 'ok' });
@@ -118,7 +77,7 @@ describe('the server process', () => {
       const dir = mkdtempSync(join(tmpdir(), 'haven-kill-'));
       try {
         const first = run('src/main.ts', { PORT: '0', DATA_DIR: dir });
-        await waitForLine(first.output, /Haven listening on/, first.child);
+        await waitForLine(first, /Haven listening on/);
         first.child.kill('SIGKILL');
         await first.exited;
         expect(existsSync(join(dir, 'haven.lock'))).toBe(true);

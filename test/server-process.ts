@@ -1,0 +1,61 @@
+// Real processes for tests: the server (`src/main.ts`), the worker, the operator commands,
+// started through tsx as `npm start` would run them, with their output kept.
+import { type ChildProcess, spawn } from 'node:child_process';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+
+export interface RunningScript {
+  child: ChildProcess;
+  output: { stdout: string; stderr: string };
+  exited: Promise<number | null>;
+}
+
+export function runScript(script: string, env: Record<string, string>): RunningScript {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (chunk) => {
+    output.stdout += String(chunk);
+  });
+  child.stderr?.on('data', (chunk) => {
+    output.stderr += String(chunk);
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output, exited };
+}
+
+export async function waitForLine(
+  running: Pick<RunningScript, 'child' | 'output'>,
+  pattern: RegExp,
+  timeoutMs = 60_000,
+): Promise<RegExpExecArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = pattern.exec(running.output.stdout);
+    if (match) {
+      return match;
+    }
+    if (running.child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(
+        `no line matching ${pattern}; output:\n${running.output.stdout}\n${running.output.stderr}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Starts the server on a free port and resolves with its URL once it listens. */
+export async function startServer(env: Record<string, string>) {
+  const server = runScript('src/main.ts', { PORT: '0', LOG_LEVEL: 'info', ...env });
+  const [, url] = await waitForLine(server, /Haven listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  return { ...server, url: url as string };
+}
+
+/** SIGKILL, and wait until the process is gone. */
+export async function killHard(running: RunningScript): Promise<void> {
+  running.child.kill('SIGKILL');
+  await running.exited;
+}
