@@ -9,7 +9,7 @@ import PgBoss from 'pg-boss';
 import type { Database } from '../db/schema.js';
 import { bossDatabase } from './boss-database.js';
 import { JOBS_SCHEMA } from './install.js';
-import type { QueueName } from './queues.js';
+import { QUEUE_CONCURRENCY, type QueueName } from './queues.js';
 
 export interface JobContext {
   id: string;
@@ -47,12 +47,11 @@ export function createJobQueue(options: JobQueueOptions) {
   });
   boss.on('error', (error) => log.error({ err: error }, 'job queue error'));
   const handlers = new Map<QueueName, JobHandler<never>>();
-  const workers = new Map<QueueName, string>();
+  const workers = new Map<QueueName, string[]>();
   let started = false;
 
   function wake(queue: QueueName): void {
-    const id = workers.get(queue);
-    if (id) {
+    for (const id of workers.get(queue) ?? []) {
       boss.notifyWorker(id);
     }
   }
@@ -84,20 +83,35 @@ export function createJobQueue(options: JobQueueOptions) {
         return;
       }
       for (const queue of handlers.keys()) {
-        const id = await boss.work<unknown>(
-          queue,
-          {
-            batchSize: 1,
-            includeMetadata: true,
-            pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-          },
-          async ([job]) => {
-            if (job) {
-              await runOne(queue, job);
-            }
-          },
-        );
-        workers.set(queue, id);
+        const ids: string[] = [];
+        // Several loops per queue: one slow job (a webhook endpoint taking its full 15 s)
+        // must not hold up the others behind it.
+        for (let i = 0; i < QUEUE_CONCURRENCY[queue]; i++) {
+          let self = '';
+          self = await boss.work<unknown>(
+            queue,
+            {
+              batchSize: 1,
+              includeMetadata: true,
+              pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+            },
+            async ([job]) => {
+              if (!job) {
+                return;
+              }
+              try {
+                await runOne(queue, job);
+              } finally {
+                // pg-boss's worker waits a polling interval between fetches unless woken; one
+                // job per fetch would drain a backlog (a burst of edits, a restart) at one
+                // job per interval. Having just found work, this loop looks again at once.
+                boss.notifyWorker(self);
+              }
+            },
+          );
+          ids.push(self);
+        }
+        workers.set(queue, ids);
       }
     },
 

@@ -22,3 +22,12 @@ export const QUEUE_SETTINGS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
   // attempt; pg-boss retries only a worker that crashed or threw before recording one.
   'webhook-delivery': { retryLimit: 3, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 },
 };
+
+/**
+ * Jobs one process runs at once per queue. Deliveries wait on other people's servers (up to
+ * 15 s each), so they get more; enforcement runs are short and mostly database work.
+ */
+export const QUEUE_CONCURRENCY: Record<QueueName, number> = {
+  enforcement: 2,
+  'webhook-delivery': 8,
+};
