@@ -5,11 +5,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppEnv } from '../config.js';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../http/errors.js';
 import type { ApiKeysService } from '../modules/api-keys/service.js';
+import type { DevicesService } from '../modules/devices/service.js';
 import type { McpTokensService } from '../modules/mcp-tokens/service.js';
 import type { SandboxSessionsService } from '../modules/sandbox-sessions/service.js';
 import type { UsersService } from '../modules/users/service.js';
 import { type Credential, readCredential } from './credentials.js';
-import { type AuthMode, callerKeyOf, type Principal } from './principal.js';
+import { type AuthMode, callerKeyOf, type DeviceIdentity, type Principal } from './principal.js';
 import { grants } from './scopes.js';
 import { SECRET_PREFIXES } from './secrets.js';
 import type { SessionVerifier } from './session-verifier.js';
@@ -21,6 +22,7 @@ export interface AuthDeps {
   apiKeys: Pick<ApiKeysService, 'verifyKey'>;
   mcpTokens: Pick<McpTokensService, 'verifyToken'>;
   sandboxSessions: Pick<SandboxSessionsService, 'resolve'>;
+  devices: Pick<DevicesService, 'verifyDeviceKey'>;
 }
 
 const MESSAGES = {
@@ -31,6 +33,8 @@ const MESSAGES = {
   revokedKey: 'API key has been revoked',
   expiredKey: 'API key has expired',
   noApiScopes: 'no API scopes in context',
+  missingDeviceKey: 'missing X-Device-Key header',
+  badDeviceKey: 'invalid or revoked device key',
 } as const;
 
 /** Sandbox sessions are named by the caller; the name keys their data (spec: Quick setup). */
@@ -39,6 +43,7 @@ const SANDBOX_SESSION = /^[\x21-\x7e]{1,128}$/;
 export function installAuthentication(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('authFailure', null);
+  app.decorateRequest('device', null);
 
   async function fromSession(token: string): Promise<Principal> {
     const claims = await deps.sessions.verify(token);
@@ -73,6 +78,19 @@ export function installAuthentication(app: FastifyInstance, deps: AuthDeps): voi
     return { kind: 'mcp', tokenId: id, userId, familyId };
   }
 
+  /** Device routes read X-Device-Key and nothing else: a bearer there is no device. */
+  async function fromDeviceKey(request: FastifyRequest): Promise<DeviceIdentity> {
+    const header = request.headers['x-device-key'];
+    if (header === undefined) {
+      throw new UnauthorizedError(MESSAGES.missingDeviceKey);
+    }
+    const device = await deps.devices.verifyDeviceKey(String(header).trim());
+    if (!device) {
+      throw new UnauthorizedError(MESSAGES.badDeviceKey);
+    }
+    return device;
+  }
+
   async function anonymousSandbox(request: FastifyRequest): Promise<Principal> {
     const header = request.headers['x-sandbox-session'];
     const session = typeof header === 'string' ? header : 'default';
@@ -83,7 +101,7 @@ export function installAuthentication(app: FastifyInstance, deps: AuthDeps): voi
   }
 
   async function resolve(
-    mode: Exclude<AuthMode, 'public'>,
+    mode: Exclude<AuthMode, 'public' | 'device'>,
     credential: Credential,
     request: FastifyRequest,
   ): Promise<Principal> {
@@ -123,6 +141,20 @@ export function installAuthentication(app: FastifyInstance, deps: AuthDeps): voi
     const mode = request.routeOptions.config?.auth ?? 'public';
     if (mode === 'public') {
       done();
+      return;
+    }
+    if (mode === 'device') {
+      fromDeviceKey(request).then(
+        (device) => {
+          request.device = device;
+          request.callerKey = `device:${device.id}`;
+          done();
+        },
+        (error: Error) => {
+          request.authFailure = error;
+          done();
+        },
+      );
       return;
     }
     resolve(mode, readCredential(request.headers), request).then(

@@ -18,8 +18,18 @@ export type Principal =
  * - `product`: a session, an MCP token or an API key; on a sandbox deployment no credential
  *   at all acts as the anonymous sandbox caller.
  * - `developer`: `/api/v1/developer/**`; only an API key.
+ * - `device`: `/api/v1/device/**`; only an `X-Device-Key` (CONTRACT.md §8). The device is
+ *   put on `request.device`; `request.principal` stays null, so no product route can ever
+ *   be reached with a device key.
  */
-export type AuthMode = 'public' | 'session' | 'product' | 'developer';
+export type AuthMode = 'public' | 'session' | 'product' | 'developer' | 'device';
+
+/** The device behind a verified `X-Device-Key`. */
+export interface DeviceIdentity {
+  id: string;
+  childId: string;
+  familyId: string;
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,6 +39,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null;
+    /** Set only on `device` routes. */
+    device: DeviceIdentity | null;
   }
 }
 
@@ -61,4 +73,12 @@ export function requirePrincipal(request: FastifyRequest): Principal {
     throw new Error('route needs a principal but none was resolved');
   }
   return request.principal;
+}
+
+/** The device of a route that declared `auth: 'device'`. */
+export function requireDevice(request: FastifyRequest): DeviceIdentity {
+  if (!request.device) {
+    throw new Error('route needs a device but none was resolved');
+  }
+  return request.device;
 }

@@ -1,6 +1,6 @@
 // Metering (CONTRACT.md §4): every request under /api/v1 (but the Annex B editions) counts
-// against one bucket: its org for API keys, its user for sessions and MCP tokens, its client
-// IP otherwise (including failed authentication). Headers go on every metered response.
+// against one bucket: its org for API keys, its user for sessions and MCP tokens, its device
+// for device keys, its client IP otherwise (including failed authentication). Headers go on every metered response.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { AppError } from '../http/errors.js';
@@ -21,10 +21,14 @@ export interface RateLimitDeps {
 interface Bucket {
   key: string;
   limit: number;
-  kind: 'org' | 'user' | 'ip';
+  kind: 'org' | 'user' | 'device' | 'ip';
 }
 
 async function bucketOf(request: FastifyRequest, deps: RateLimitDeps): Promise<Bucket> {
+  if (request.device) {
+    // One device agent cannot use up its family's or anyone else's allowance.
+    return { key: `device:${request.device.id}`, limit: DEFAULT_LIMIT, kind: 'device' };
+  }
   const principal = request.principal;
   switch (principal?.kind) {
     case 'key':

@@ -1,0 +1,177 @@
+// What an on-device agent does with its key (CONTRACT.md §8 device rows): read its child's
+// compiled policy, send reports, acknowledge the version it enforces. The agent is already
+// verified (request.device); a device whose child or family was deleted meanwhile may still
+// sit in the key cache for a few seconds, so a write that finds it gone answers 401.
+import { randomUUID } from 'node:crypto';
+import type { DeviceIdentity } from '../../auth/principal.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connect.js';
+import { BadRequestError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
+import type { EventPublisher } from '../events/hub.js';
+import type { PoliciesService } from '../policies/service.js';
+import { findRuleCategory } from '../rules/registry.js';
+import type { ViewingHistoryService } from '../viewing-history/service.js';
+import { acknowledgeVersion, findDevice, insertReport, writeEnforcementSummary } from './store.js';
+
+export const REPORT_TYPES = [
+  'screen_time',
+  'app_usage',
+  'web_activity',
+  'blocked_attempt',
+  'enforcement_status',
+  'viewing',
+] as const;
+
+export type ReportType = (typeof REPORT_TYPES)[number];
+
+export interface ReportInput {
+  report_type: ReportType;
+  payload: Record<string, unknown>;
+  reported_at: string;
+}
+
+/** Deep enough for any real report; deeper would overflow the serialiser, not help anyone. */
+const MAX_PAYLOAD_DEPTH = 32;
+const FOREIGN_KEY_VIOLATION = '23503';
+/** The same words as the key check, so a device cannot tell the two cases apart. */
+const DEVICE_GONE = 'invalid or revoked device key';
+
+function payloadDepth(payload: unknown): number {
+  // An explicit stack: a payload nested thousands deep must not overflow the call stack.
+  let deepest = 0;
+  const pending: Array<{ value: unknown; depth: number }> = [{ value: payload, depth: 1 }];
+  while (pending.length > 0) {
+    const { value, depth } = pending.pop() as { value: unknown; depth: number };
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_PAYLOAD_DEPTH) {
+      return deepest;
+    }
+    if (value !== null && typeof value === 'object') {
+      for (const item of Object.values(value)) {
+        if (item !== null && typeof item === 'object') {
+          pending.push({ value: item, depth: depth + 1 });
+        }
+      }
+    }
+  }
+  return deepest;
+}
+
+/** The viewing fields, trimmed; the body schema already checked their types and presence. */
+function viewingOf(payload: Record<string, unknown>) {
+  const text = (field: string) => {
+    const value = (payload[field] as string).trim();
+    if (value === '') {
+      throw new BadRequestError(`payload.${field} must not be empty`);
+    }
+    return value;
+  };
+  const series = typeof payload.series_title === 'string' ? payload.series_title.trim() : '';
+  return {
+    platform: text('platform'),
+    title: text('title'),
+    seriesTitle: series === '' ? null : series,
+    watchedAt: new Date(payload.watched_at as string),
+  };
+}
+
+export function createDeviceAgentService(deps: {
+  db: Db;
+  clock: Clock;
+  events: EventPublisher;
+  policies: Pick<PoliciesService, 'activePolicyOf' | 'activePolicyVersionOf'>;
+  viewingHistory: Pick<ViewingHistoryService, 'recordViewing'>;
+}) {
+  const { db, clock } = deps;
+
+  /** No active policy: a 404, unless the device itself went with its child. */
+  async function noPolicy(device: DeviceIdentity): Promise<never> {
+    if ((await findDevice(db, device.id))?.status !== 'active') {
+      throw new UnauthorizedError(DEVICE_GONE);
+    }
+    throw new NotFoundError('policy not found');
+  }
+
+  return {
+    /** Which policy and version are in force: all a conditional read needs (one query). */
+    async currentPolicyVersion(device: DeviceIdentity) {
+      return (await deps.policies.activePolicyVersionOf(device.childId)) ?? noPolicy(device);
+    },
+
+    /**
+     * The policy as the device enforces it: enabled rules only, and never an engagement
+     * category (those are for platforms, which take them through the signed OCSS path).
+     */
+    async compiledPolicy(device: DeviceIdentity) {
+      const active =
+        (await deps.policies.activePolicyOf(device.childId)) ?? (await noPolicy(device));
+      const rules = active.rules
+        .filter((rule) => rule.enabled && findRuleCategory(rule.category)?.engagement !== true)
+        .map((rule) => ({ category: rule.category, config: rule.config }));
+      return {
+        child_id: device.childId,
+        policy_id: active.policy.id,
+        version: active.policy.version,
+        generated_at: clock.now().toISOString(),
+        rules,
+      };
+    },
+
+    /** Every report is kept; two types also change what the family sees. */
+    async report(device: DeviceIdentity, input: ReportInput): Promise<void> {
+      if (payloadDepth(input.payload) > MAX_PAYLOAD_DEPTH) {
+        throw new BadRequestError(`payload must be nested at most ${MAX_PAYLOAD_DEPTH} levels`);
+      }
+      const viewing = input.report_type === 'viewing' ? viewingOf(input.payload) : undefined;
+      const reportedAt = new Date(input.reported_at);
+      const now = clock.now();
+      try {
+        await db.transaction().execute(async (trx) => {
+          await insertReport(trx, {
+            id: randomUUID(),
+            device_id: device.id,
+            child_id: device.childId,
+            report_type: input.report_type,
+            payload: input.payload,
+            reported_at: reportedAt,
+            received_at: now,
+          });
+          if (input.report_type === 'enforcement_status') {
+            await writeEnforcementSummary(trx, device.id, input.payload, reportedAt, now);
+          }
+          if (viewing) {
+            await deps.viewingHistory.recordViewing(
+              { ...viewing, childId: device.childId, deviceId: device.id },
+              trx,
+            );
+          }
+        });
+      } catch (error) {
+        if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) {
+          throw new UnauthorizedError(DEVICE_GONE);
+        }
+        throw error;
+      }
+      await deps.events.publish('device.report', device.familyId, {
+        device_id: device.id,
+        child_id: device.childId,
+        report_type: input.report_type,
+        reported_at: reportedAt.toISOString(),
+      });
+    },
+
+    async acknowledge(device: DeviceIdentity, version: number) {
+      if (!(await acknowledgeVersion(db, device.id, version, clock.now()))) {
+        throw new UnauthorizedError(DEVICE_GONE);
+      }
+      await deps.events.publish('device.acknowledged', device.familyId, {
+        device_id: device.id,
+        child_id: device.childId,
+        acknowledged_version: version,
+      });
+      return { acknowledged_version: version };
+    },
+  };
+}
+
+export type DeviceAgentService = ReturnType<typeof createDeviceAgentService>;

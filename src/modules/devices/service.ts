@@ -1,0 +1,174 @@
+// Devices of a child (CONTRACT.md §8 device rows): registered and revoked by the family's
+// owners and parents, each with a `svcdev_` key shown once. A known key is verified from a
+// short-lived cache (no database round trip) that a revocation empties on every instance;
+// last_seen_at is batched in memory and flushed every few seconds and on close.
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { DeviceIdentity, Principal } from '../../auth/principal.js';
+import {
+  displayPrefix,
+  generateSecret,
+  hashSecret,
+  isWellFormed,
+  SECRET_PREFIXES,
+} from '../../auth/secrets.js';
+import type { InvalidationBus } from '../../cache/invalidation-bus.js';
+import { createSecretCache } from '../../cache/secret-cache.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connect.js';
+import { BadRequestError, requireVisible } from '../../http/errors.js';
+import type { ChildrenService } from '../children/service.js';
+import type { EventPublisher } from '../events/hub.js';
+import {
+  type DeviceRow,
+  findDevice,
+  findDeviceByKeyHash,
+  insertDevice,
+  listDevices,
+  revokeDevice,
+  writeLastSeen,
+} from './store.js';
+
+export const SEEN_FLUSH_EVERY_MS = 5_000;
+const DEVICE_NOT_FOUND = 'device not found';
+
+export interface DeviceInput {
+  device_name: string;
+  platform_id?: string | null;
+  device_model?: string | null;
+  os_version?: string | null;
+  app_version?: string | null;
+}
+
+/** Optional descriptive fields: trimmed, and blank means not given. */
+function optionalText(value: string | null | undefined): string | null {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : null;
+}
+
+/** The device as events carry it: JSON-ready, like the API shows it. */
+export function deviceJson(device: DeviceRow): Record<string, unknown> {
+  const iso = (at: Date | null) => (at === null ? null : at.toISOString());
+  return {
+    ...device,
+    last_seen_at: iso(device.last_seen_at),
+    created_at: device.created_at.toISOString(),
+    updated_at: device.updated_at.toISOString(),
+    revoked_at: iso(device.revoked_at),
+  };
+}
+
+export function createDevicesService(deps: {
+  db: Db;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  bus: InvalidationBus;
+  events: EventPublisher;
+  children: Pick<ChildrenService, 'requireChild'>;
+}) {
+  const { db, clock } = deps;
+  const keys = createSecretCache({
+    bus: deps.bus,
+    channel: 'device-keys',
+    clock,
+    load: (keyHash) => findDeviceByKeyHash(db, keyHash),
+  });
+  let seen = new Map<string, Date>();
+
+  async function flushSeen(): Promise<void> {
+    const batch = seen;
+    seen = new Map();
+    try {
+      await writeLastSeen(db, batch);
+    } catch (error) {
+      // Kept for the next flush: a lagging last-seen loses nothing.
+      for (const [id, at] of batch) {
+        if ((seen.get(id) ?? 0) < at) {
+          seen.set(id, at);
+        }
+      }
+      deps.log.warn({ err: error }, 'device last-seen flush failed');
+    }
+  }
+  const flushTimer = setInterval(() => void flushSeen(), SEEN_FLUSH_EVERY_MS).unref();
+
+  async function requireManagedDevice(principal: Principal, id: string, access: 'read' | 'write') {
+    return requireVisible(DEVICE_NOT_FOUND, await findDevice(db, id), (device) =>
+      deps.children.requireChild(principal, device.child_id, access),
+    );
+  }
+
+  return {
+    async registerDevice(principal: Principal, childId: string, input: DeviceInput) {
+      const child = await deps.children.requireChild(principal, childId, 'write');
+      const name = input.device_name.trim();
+      if (name === '') {
+        throw new BadRequestError('device_name is required');
+      }
+      const secret = generateSecret(SECRET_PREFIXES.deviceKey);
+      const now = clock.now();
+      const device: DeviceRow = {
+        id: randomUUID(),
+        child_id: child.id,
+        family_id: child.family_id,
+        device_name: name,
+        platform_id: optionalText(input.platform_id),
+        device_model: optionalText(input.device_model),
+        os_version: optionalText(input.os_version),
+        app_version: optionalText(input.app_version),
+        status: 'active',
+        key_prefix: displayPrefix(secret, SECRET_PREFIXES.deviceKey),
+        last_seen_at: null,
+        acknowledged_version: null,
+        enforcement_status: null,
+        created_at: now,
+        updated_at: now,
+        revoked_at: null,
+      };
+      await insertDevice(db, { ...device, key_hash: hashSecret(secret) });
+      await deps.events.publish('device.registered', device.family_id, deviceJson(device));
+      return { device, device_key: secret };
+    },
+
+    async listDevices(principal: Principal, childId: string): Promise<DeviceRow[]> {
+      await deps.children.requireChild(principal, childId, 'read');
+      return listDevices(db, childId);
+    },
+
+    /** 204 again when already revoked; the key is dead here and on every other instance. */
+    async revokeDevice(principal: Principal, id: string): Promise<void> {
+      const device = await requireManagedDevice(principal, id, 'write');
+      const revoked = await revokeDevice(db, id, clock.now());
+      if (!revoked) {
+        return;
+      }
+      await keys.invalidate(revoked.key_hash);
+      seen.delete(id);
+      const current = (await findDevice(db, id)) ?? device;
+      await deps.events.publish('device.revoked', device.family_id, deviceJson(current));
+    },
+
+    /** The device behind a presented key, or undefined (unknown or revoked: one answer). */
+    async verifyDeviceKey(secret: string): Promise<DeviceIdentity | undefined> {
+      if (!isWellFormed(secret, SECRET_PREFIXES.deviceKey)) {
+        return undefined;
+      }
+      const device = await keys.lookup(secret);
+      if (device?.status !== 'active') {
+        return undefined;
+      }
+      seen.set(device.id, clock.now());
+      return { id: device.id, childId: device.child_id, familyId: device.family_id };
+    },
+
+    /** Writes the buffered last-seen stamps now (the timer and close do it too). */
+    flushSeen,
+
+    async close(): Promise<void> {
+      clearInterval(flushTimer);
+      await flushSeen();
+    },
+  };
+}
+
+export type DevicesService = ReturnType<typeof createDevicesService>;

@@ -1,0 +1,42 @@
+// SQL of viewing history: written from devices' `viewing` reports, read newest first.
+import type { Db } from '../../db/connect.js';
+
+declare module '../../db/schema.js' {
+  interface Database {
+    viewing_history: ViewingHistoryTable;
+  }
+}
+
+export interface ViewingHistoryTable {
+  id: string;
+  child_id: string;
+  /** Null once the device that reported it is deleted. */
+  device_id: string | null;
+  platform: string;
+  title: string;
+  series_title: string | null;
+  watched_at: Date;
+  created_at: Date;
+}
+
+export type ViewingEntryRow = ViewingHistoryTable;
+
+export async function insertViewingEntry(db: Db, entry: ViewingEntryRow): Promise<void> {
+  await db.insertInto('viewing_history').values(entry).execute();
+}
+
+export async function listViewingHistory(
+  db: Db,
+  childId: string,
+  page: { limit: number; offset: number },
+): Promise<ViewingEntryRow[]> {
+  return db
+    .selectFrom('viewing_history')
+    .selectAll()
+    .where('child_id', '=', childId)
+    .orderBy('watched_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
