@@ -1,0 +1,211 @@
+// Webhook endpoints of a family (CONTRACT.md §8): registered and changed by its owners and
+// parents, read by every member. The signing secret is shown once and kept sealed, since every
+// delivery needs it in the clear to sign.
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../auth/principal.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connect.js';
+import {
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  requireVisible,
+  ServiceUnavailableError,
+} from '../../http/errors.js';
+import type { CredentialCipher } from '../connections/credential-cipher.js';
+import { EVENT_TYPES } from '../events/hub.js';
+import type { FamiliesService } from '../families/service.js';
+import { AddressRefusedError, assertPublicUrl, type HostResolver } from './address-guard.js';
+import { type DeliveryQueue, messageBody } from './delivery-queue.js';
+import { newSigningSecret, secretBinding } from './signing.js';
+import {
+  type DeliveryRow,
+  deleteWebhook,
+  findDelivery,
+  findWebhook,
+  insertWebhook,
+  listDeliveries,
+  listWebhooks,
+  updateWebhook,
+  type WebhookRow,
+} from './store.js';
+
+/** Subscribes to every event type, including types added later. */
+export const ALL_EVENTS = '*';
+export const DELIVERIES_DEFAULT_LIMIT = 50;
+export const DELIVERIES_MAX_LIMIT = 100;
+const WEBHOOK_NOT_FOUND = 'webhook not found';
+const KNOWN_EVENTS = new Set<string>(EVENT_TYPES);
+
+export interface WebhookInput {
+  url?: string;
+  events?: string[];
+  active?: boolean;
+}
+
+/** Known types, each once, in the order given; `["*"]` alone means all. */
+function checkEvents(events: readonly string[]): string[] {
+  if (events.length === 0) {
+    throw new BadRequestError('events must not be empty');
+  }
+  if (events.includes(ALL_EVENTS)) {
+    if (events.some((name) => name !== ALL_EVENTS)) {
+      throw new BadRequestError('"*" (every event) cannot be combined with other event types');
+    }
+    return [ALL_EVENTS];
+  }
+  const unknown = events.find((name) => !KNOWN_EVENTS.has(name));
+  if (unknown !== undefined) {
+    throw new BadRequestError(`unknown event type: ${unknown}`);
+  }
+  return [...new Set(events)];
+}
+
+/** A delivery as the API shows it: the body it sends stays internal. */
+function presentDelivery({ payload: _payload, ...delivery }: DeliveryRow) {
+  return delivery;
+}
+
+export function createWebhooksService(deps: {
+  db: Db;
+  clock: Clock;
+  /** Production: https only, public addresses only. */
+  publicOnly: boolean;
+  resolve: HostResolver;
+  families: Pick<FamiliesService, 'requireFamily' | 'listFamilies'>;
+  cipher: CredentialCipher | undefined;
+  queue: Pick<DeliveryQueue, 'queueMessages' | 'retryMessage'>;
+}) {
+  const { db, clock } = deps;
+
+  async function checkUrl(url: string): Promise<string> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new BadRequestError('url must be an absolute http(s) URL');
+    }
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+      throw new BadRequestError('url must be an absolute http(s) URL');
+    }
+    if (deps.publicOnly) {
+      try {
+        await assertPublicUrl(parsed, deps.resolve);
+      } catch (error) {
+        throw error instanceof AddressRefusedError ? new BadRequestError(error.message) : error;
+      }
+    }
+    return url;
+  }
+
+  async function requireWebhook(principal: Principal, id: string, access: 'read' | 'write') {
+    // A webhook of a family the caller cannot see does not exist for it.
+    return requireVisible(WEBHOOK_NOT_FOUND, await findWebhook(db, id), (webhook) =>
+      deps.families.requireFamily(principal, webhook.family_id, access),
+    );
+  }
+
+  function requireActive(webhook: WebhookRow): void {
+    if (!webhook.active) {
+      throw new ConflictError('webhook is not active: PATCH it with {"active": true} first');
+    }
+  }
+
+  return {
+    async createWebhook(
+      principal: Principal,
+      input: { family_id: string; url: string; events: string[] },
+    ) {
+      await deps.families.requireFamily(principal, input.family_id, 'write');
+      const events = checkEvents(input.events);
+      const url = await checkUrl(input.url);
+      if (!deps.cipher) {
+        throw new ServiceUnavailableError(
+          'webhook signing secrets cannot be stored: set CREDENTIALS_KEY',
+        );
+      }
+      const id = randomUUID();
+      const secret = newSigningSecret();
+      const sealed = deps.cipher.seal(secret, secretBinding(id));
+      const now = clock.now();
+      await insertWebhook(db, {
+        id,
+        family_id: input.family_id,
+        url,
+        events,
+        secret: sealed.sealed,
+        secret_key_id: sealed.keyId,
+        active: true,
+        failing_since: null,
+        disabled_reason: null,
+        created_at: now,
+        updated_at: now,
+      });
+      return { ...((await findWebhook(db, id)) as WebhookRow), secret };
+    },
+
+    async listWebhooks(principal: Principal, familyId?: string) {
+      if (familyId !== undefined) {
+        await deps.families.requireFamily(principal, familyId, 'read');
+        return listWebhooks(db, [familyId]);
+      }
+      const families = await deps.families.listFamilies(principal);
+      return listWebhooks(
+        db,
+        families.map((family) => family.id),
+      );
+    },
+
+    getWebhook: (principal: Principal, id: string) => requireWebhook(principal, id, 'read'),
+
+    async updateWebhook(principal: Principal, id: string, input: WebhookInput) {
+      const webhook = await requireWebhook(principal, id, 'write');
+      const reactivated = input.active === true && !webhook.active;
+      return updateWebhook(db, id, {
+        ...(input.url !== undefined ? { url: await checkUrl(input.url) } : {}),
+        ...(input.events !== undefined ? { events: checkEvents(input.events) } : {}),
+        ...(input.active !== undefined ? { active: input.active } : {}),
+        // A re-enabled endpoint starts with a clean record: five more days before disabling.
+        ...(reactivated ? { failing_since: null, disabled_reason: null } : {}),
+        ...(input.active === false ? { disabled_reason: null } : {}),
+        updated_at: clock.now(),
+      });
+    },
+
+    async deleteWebhook(principal: Principal, id: string): Promise<void> {
+      await requireWebhook(principal, id, 'write');
+      await deleteWebhook(db, id);
+    },
+
+    /** A `test` message to this webhook alone, whatever it subscribes to. */
+    async sendTest(principal: Principal, id: string) {
+      const webhook = await requireWebhook(principal, id, 'write');
+      requireActive(webhook);
+      const body = messageBody('test', clock.now(), webhook.family_id, {
+        webhook_id: webhook.id,
+        message: 'a test delivery from Haven',
+      });
+      const [queued] = await deps.queue.queueMessages([webhook], 'test', body);
+      return presentDelivery(queued as DeliveryRow);
+    },
+
+    async listDeliveries(principal: Principal, id: string, limit = DELIVERIES_DEFAULT_LIMIT) {
+      await requireWebhook(principal, id, 'read');
+      // Like the other capped lists, more than the maximum is clamped, not refused.
+      const rows = await listDeliveries(db, id, Math.min(limit, DELIVERIES_MAX_LIMIT));
+      return rows.map(presentDelivery);
+    },
+
+    async retryDelivery(principal: Principal, id: string, deliveryId: string) {
+      const webhook = await requireWebhook(principal, id, 'write');
+      const delivery = await findDelivery(db, deliveryId);
+      if (!delivery || delivery.webhook_id !== webhook.id) {
+        throw new NotFoundError('delivery not found');
+      }
+      requireActive(webhook);
+      return presentDelivery(await deps.queue.retryMessage(delivery));
+    },
+  };
+}
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>;
