@@ -1,0 +1,48 @@
+// Which adapter enforces a platform on this deployment. A platform without one is reported
+// `unsupported` with the reason, never attempted.
+import type { AppEnv } from '../../config.js';
+import { findPlatform, type Platform } from '../platforms/catalog.js';
+import type { PlatformAdapter } from './adapter.js';
+import { createDeviceAgentAdapter } from './device-agent-adapter.js';
+import { createSandboxAdapter, type TakeArmedFailure } from './sandbox-adapter.js';
+
+export type AdapterResolution =
+  | { kind: 'adapter'; platform: Platform; adapter: PlatformAdapter }
+  | { kind: 'unsupported'; reason: string };
+
+export interface AdapterRegistry {
+  resolve(platformId: string): AdapterResolution;
+}
+
+export function createAdapterRegistry(deps: {
+  appEnv: AppEnv;
+  takeArmedFailure: TakeArmedFailure;
+}): AdapterRegistry {
+  const sandbox = createSandboxAdapter(deps.takeArmedFailure);
+  const deviceAgent = createDeviceAgentAdapter();
+
+  function adapterFor(platform: Platform): PlatformAdapter | undefined {
+    if (deps.appEnv === 'sandbox') {
+      return sandbox;
+    }
+    return platform.category === 'device' ? deviceAgent : undefined;
+  }
+
+  return {
+    resolve(platformId) {
+      const platform = findPlatform(platformId);
+      if (!platform) {
+        // Connecting any platform_id is allowed (CONTRACT.md §7.3); only the catalog's are
+        // enforced.
+        return {
+          kind: 'unsupported',
+          reason: `${platformId} is not in the platform catalog; no adapter can enforce it`,
+        };
+      }
+      const adapter = adapterFor(platform);
+      return adapter
+        ? { kind: 'adapter', platform, adapter }
+        : { kind: 'unsupported', reason: `no live adapter for ${platformId} in this deployment` };
+    },
+  };
+}

@@ -1,0 +1,40 @@
+// The one interface every platform adapter implements (CONTRACT.md §8). The worker hands an
+// adapter the enabled rules of the policy in force and records what it answers; whether an
+// adapter talks to a partner API, a simulation or the on-device agent is its own business.
+import type { Platform } from '../platforms/catalog.js';
+import type { PlatformStatus } from './store.js';
+
+export interface EnforcedRule {
+  category: string;
+  config: Record<string, unknown>;
+}
+
+export interface AdapterInput {
+  familyId: string;
+  childId: string;
+  connectionId: string;
+  platform: Platform;
+  policy: { id: string; version: number };
+  /** Only the enabled rules: a disabled rule is nothing to push. */
+  rules: EnforcedRule[];
+  /** The connection's credentials, unsealed on demand (only adapters that call out need them). */
+  credentials(): Promise<unknown>;
+}
+
+export interface PlatformResult {
+  status: Exclude<PlatformStatus, 'unsupported'>;
+  rules_applied: number;
+  rules_skipped: number;
+  rules_failed: number;
+  error_message: string | null;
+}
+
+/**
+ * A platform's refusal (bad credentials, an outage on its side) is a result: `failed` with
+ * the reason in error_message. Throwing means trouble on our side worth retrying: the whole
+ * job is run again with backoff (re-applying a policy is harmless), and after the last retry
+ * the job is `failed`.
+ */
+export interface PlatformAdapter {
+  apply(input: AdapterInput): Promise<PlatformResult>;
+}

@@ -1,0 +1,155 @@
+// Enforcement (CONTRACT.md §8): jobs that push a child's policy in force to the family's
+// connected platforms, run by the `enforcement` queue's worker; automatic jobs on policy
+// changes; and, in the sandbox, failures a developer arms to see partial and failed jobs.
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../auth/principal.js';
+import type { Clock } from '../../clock.js';
+import type { AppEnv } from '../../config.js';
+import type { Db } from '../../db/connect.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../http/errors.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import { QUEUES } from '../../jobs/queues.js';
+import type { ChildrenService } from '../children/service.js';
+import type { ConnectionsService } from '../connections/service.js';
+import type { EventHub } from '../events/hub.js';
+import type { FamiliesService } from '../families/service.js';
+import type { PoliciesService } from '../policies/service.js';
+import { createAdapterRegistry } from './adapter-registry.js';
+import { jobResource } from './job-resource.js';
+import { createPolicyChangeListener } from './policy-change.js';
+import { createSandboxFailures } from './sandbox-failures.js';
+import {
+  consumeFailure,
+  findJob,
+  insertJob,
+  listJobsOfChild,
+  listJobsOfFamilies,
+} from './store.js';
+import { createEnforcementWorker, type EnforcementJobData } from './worker.js';
+
+const JOB_NOT_FOUND = 'enforcement job not found';
+const MAX_LIMIT = 100;
+
+/** Lists answer at most 100 rows; a larger `limit` is clamped, not refused (CONTRACT.md §8). */
+const clampLimit = (limit: number) => Math.min(limit, MAX_LIMIT);
+
+export function createEnforcementService(deps: {
+  db: Db;
+  clock: Clock;
+  jobs: JobQueue;
+  events: Pick<EventHub, 'publish' | 'subscribe'>;
+  children: Pick<ChildrenService, 'requireChild'>;
+  families: Pick<FamiliesService, 'requireFamily' | 'listFamilies'>;
+  policies: Pick<PoliciesService, 'activePolicyOf' | 'activePolicyVersionOf'>;
+  connections: Pick<
+    ConnectionsService,
+    'enforcementTargetsOf' | 'recordEnforcement' | 'credentialsOf'
+  >;
+  appEnv: AppEnv;
+}) {
+  const { db, clock } = deps;
+  const adapters = createAdapterRegistry({
+    appEnv: deps.appEnv,
+    takeArmedFailure: (familyId, platformId) => consumeFailure(db, familyId, platformId),
+  });
+  deps.jobs.handle<EnforcementJobData>(
+    QUEUES.enforcement,
+    createEnforcementWorker({ ...deps, adapters }),
+  );
+  deps.events.subscribe('enforcement', createPolicyChangeListener(deps));
+
+  /** Another tenant's job does not exist for the caller: 404 either way, never 403. */
+  async function requireJob(principal: Principal, jobId: string) {
+    const job = await findJob(db, jobId);
+    if (!job) {
+      throw new NotFoundError(JOB_NOT_FOUND);
+    }
+    try {
+      await deps.families.requireFamily(principal, job.family_id, 'read');
+    } catch (error) {
+      if (error instanceof NotFoundError || error instanceof ForbiddenError) {
+        throw new NotFoundError(JOB_NOT_FOUND);
+      }
+      throw error;
+    }
+    return job;
+  }
+
+  /** Requested platforms must be connected: enforcing on nothing is a caller's mistake. */
+  async function checkRequested(familyId: string, platformIds: string[] | undefined) {
+    if (platformIds === undefined) {
+      return null;
+    }
+    const connected = new Set(
+      (await deps.connections.enforcementTargetsOf(familyId)).map((c) => c.platform_id),
+    );
+    const missing = platformIds.find((id) => !connected.has(id));
+    if (missing !== undefined) {
+      throw new BadRequestError(`platform_ids: ${missing} is not connected to this family`);
+    }
+    return [...new Set(platformIds)];
+  }
+
+  return {
+    async enforce(principal: Principal, childId: string, input: { platform_ids?: string[] }) {
+      const child = await deps.children.requireChild(principal, childId, 'write');
+      const active = await deps.policies.activePolicyVersionOf(childId);
+      if (!active) {
+        throw new BadRequestError('no active policy found');
+      }
+      const job = {
+        id: randomUUID(),
+        child_id: childId,
+        family_id: child.family_id,
+        policy_id: active.id,
+        policy_version: active.version,
+        trigger_type: 'manual' as const,
+        platform_ids: await checkRequested(child.family_id, input.platform_ids),
+        status: 'pending' as const,
+        created_at: clock.now(),
+      };
+      // The row and its queue message commit together: a job never waits for a run that
+      // was not queued, and a queued run never looks for a row that does not exist.
+      await db.transaction().execute(async (trx) => {
+        await insertJob(trx, job);
+        await deps.jobs.send(QUEUES.enforcement, { job_id: job.id }, { trx });
+      });
+      deps.jobs.wake(QUEUES.enforcement);
+      return jobResource({
+        ...job,
+        results: [],
+        error: null,
+        started_at: null,
+        completed_at: null,
+      });
+    },
+
+    getJob: async (principal: Principal, jobId: string) =>
+      jobResource(await requireJob(principal, jobId)),
+
+    async listChildJobs(principal: Principal, childId: string, limit: number) {
+      await deps.children.requireChild(principal, childId, 'read');
+      return (await listJobsOfChild(db, childId, clampLimit(limit))).map(jobResource);
+    },
+
+    /** Jobs of every family the caller can read, newest first (created_at, then id). */
+    async listHistory(principal: Principal, page: { limit: number; offset: number }) {
+      const families = await deps.families.listFamilies(principal);
+      const rows = await listJobsOfFamilies(
+        db,
+        families.map((family) => family.id),
+        { limit: clampLimit(page.limit), offset: page.offset },
+      );
+      return rows.map(jobResource);
+    },
+
+    /** Present on sandbox deployments only: production has no simulated failures. */
+    sandboxFailures:
+      deps.appEnv === 'sandbox'
+        ? createSandboxFailures({ db, clock, families: deps.families })
+        : undefined,
+  };
+}
+
+export type EnforcementService = ReturnType<typeof createEnforcementService>;
+export type SandboxFailures = NonNullable<EnforcementService['sandboxFailures']>;

@@ -1,0 +1,181 @@
+// The enforcement job handler (queue `enforcement`, one message per job row). Idempotent: a
+// finished job is skipped, a job handed out again (a crash, a thrown handler) starts over
+// with no results, and results are written only by the run that still holds the job.
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connect.js';
+import type { JobContext } from '../../jobs/queue.js';
+import { QUEUE_SETTINGS } from '../../jobs/queues.js';
+import type { ConnectionsService } from '../connections/service.js';
+import type { EventPublisher } from '../events/hub.js';
+import type { PoliciesService } from '../policies/service.js';
+import type { EnforcedRule } from './adapter.js';
+import type { AdapterRegistry } from './adapter-registry.js';
+import { jobResource } from './job-resource.js';
+import {
+  type FinishedStatus,
+  finishJob,
+  type JobRow,
+  type PlatformOutcome,
+  startJob,
+} from './store.js';
+
+export interface EnforcementJobData {
+  job_id: string;
+}
+
+type Target = Awaited<ReturnType<ConnectionsService['enforcementTargetsOf']>>[number];
+
+/**
+ * No connection → completed with no results. Otherwise only attempted platforms count
+ * (`unsupported` ones were never tried): all succeeded → completed, some → partial, none →
+ * failed; a job whose every platform is unsupported attempted nothing, and so nothing
+ * failed: completed.
+ */
+export function jobStatusOf(results: PlatformOutcome[]): FinishedStatus {
+  const attempted = results.filter((r) => r.status !== 'unsupported');
+  const succeeded = attempted.filter((r) => r.status === 'success').length;
+  if (succeeded === attempted.length) {
+    return 'completed';
+  }
+  return succeeded === 0 ? 'failed' : 'partial';
+}
+
+export function createEnforcementWorker(deps: {
+  db: Db;
+  clock: Clock;
+  events: EventPublisher;
+  policies: Pick<PoliciesService, 'activePolicyOf'>;
+  connections: Pick<
+    ConnectionsService,
+    'enforcementTargetsOf' | 'recordEnforcement' | 'credentialsOf'
+  >;
+  adapters: AdapterRegistry;
+}) {
+  const { db, clock } = deps;
+  const retryLimit = QUEUE_SETTINGS.enforcement.retryLimit ?? 0;
+
+  async function enforceOn(
+    job: JobRow,
+    target: Target,
+    policy: { id: string; version: number },
+    rules: EnforcedRule[],
+  ): Promise<PlatformOutcome> {
+    const base = { platform_id: target.platform_id, connection_id: target.id };
+    const none = { rules_applied: 0, rules_skipped: 0, rules_failed: 0 };
+    const resolved = deps.adapters.resolve(target.platform_id);
+    if (resolved.kind === 'unsupported') {
+      return { ...base, ...none, status: 'unsupported', error_message: resolved.reason };
+    }
+    if (target.status === 'pending') {
+      return {
+        ...base,
+        ...none,
+        status: 'failed',
+        error_message: `the ${target.platform_id} connection is pending: complete it (e.g. add its credentials) before enforcing`,
+      };
+    }
+    const result = await resolved.adapter.apply({
+      familyId: job.family_id,
+      childId: job.child_id,
+      connectionId: target.id,
+      platform: resolved.platform,
+      policy,
+      rules,
+      credentials: () => deps.connections.credentialsOf(target.id),
+    });
+    return { ...base, ...result };
+  }
+
+  /** Writes the outcome (if this run still holds the job), then tells subscribers. */
+  async function finish(
+    job: JobRow,
+    outcome: Omit<Parameters<typeof finishJob>[2], 'completed_at'>,
+  ): Promise<void> {
+    const at = clock.now();
+    const finished = await db.transaction().execute(async (trx) => {
+      const row = await finishJob(trx, job.id, { ...outcome, completed_at: at });
+      if (row) {
+        await deps.connections.recordEnforcement(
+          outcome.results.map((r) => ({ connectionId: r.connection_id, status: r.status })),
+          at,
+          trx,
+        );
+      }
+      return row;
+    });
+    if (finished) {
+      await deps.events.publish(
+        `enforcement.${finished.status as FinishedStatus}`,
+        finished.family_id,
+        jobResource(finished),
+      );
+    }
+  }
+
+  async function run(jobId: string): Promise<void> {
+    const job = await startJob(db, jobId, clock.now());
+    if (!job) {
+      return; // finished already, or gone with its child or family
+    }
+    // Rules are not kept per version: what can be pushed is the policy in force now, and
+    // pushing anything older would undo a newer change. The job records what it enforced.
+    const active = await deps.policies.activePolicyOf(job.child_id);
+    if (!active) {
+      await finish(job, {
+        status: 'failed',
+        results: [],
+        policy_id: job.policy_id,
+        policy_version: job.policy_version,
+        error: 'no active policy found',
+      });
+      return;
+    }
+    const policy = { id: active.policy.id, version: active.policy.version };
+    const rules = active.rules
+      .filter((rule) => rule.enabled)
+      .map((rule) => ({ category: rule.category, config: rule.config }));
+    const wanted = job.platform_ids === null ? undefined : new Set(job.platform_ids);
+    const targets = (await deps.connections.enforcementTargetsOf(job.family_id)).filter(
+      (target) => wanted === undefined || wanted.has(target.platform_id),
+    );
+    const results: PlatformOutcome[] = [];
+    for (const target of targets) {
+      // One at a time: a family has a handful of platforms, and the order stays reproducible.
+      results.push(await enforceOn(job, target, policy, rules));
+    }
+    await finish(job, {
+      status: jobStatusOf(results),
+      results,
+      policy_id: policy.id,
+      policy_version: policy.version,
+      error: null,
+    });
+  }
+
+  return async function handleEnforcementJob(
+    data: EnforcementJobData,
+    context: JobContext,
+  ): Promise<void> {
+    if (typeof data?.job_id !== 'string') {
+      return; // not ours to run; retrying would not make it valid
+    }
+    try {
+      await run(data.job_id);
+    } catch (error) {
+      if (context.retryCount < retryLimit) {
+        throw error; // pg-boss runs it again with backoff
+      }
+      // The last attempt: leave a failed job behind rather than one running forever.
+      const job = await startJob(db, data.job_id, clock.now());
+      if (job) {
+        await finish(job, {
+          status: 'failed',
+          results: [],
+          policy_id: job.policy_id,
+          policy_version: job.policy_version,
+          error: `enforcement failed after ${context.retryCount + 1} attempts: ${String(error)}`,
+        });
+      }
+    }
+  };
+}
