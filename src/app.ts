@@ -102,6 +102,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     apiKeys: services.apiKeys,
     mcpTokens: services.mcpTokens,
     sandboxSessions: services.sandboxSessions,
+    devices: services.devices,
   });
   const rateLimits = config.redisUrl
     ? createRedisStore(config.redisUrl, app.log)

@@ -24,6 +24,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   clock?: TestClock;
   plugins?: AppDeps['plugins'];
+  /** Service knobs (job polling, webhook retry delays, …). */
+  tuning?: AppDeps['tuning'];
   /** Reuse a database (e.g. to show that state survives a restart). */
   database?: TestDatabase;
 }
@@ -58,6 +60,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     clock,
     logStream,
     plugins: options.plugins,
+    tuning: options.tuning,
   });
   await app.ready();
   return {

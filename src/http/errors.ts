@@ -91,6 +91,23 @@ export function errorEnvelope(
  * Runs the access check of a resource's parent; a parent the caller cannot see makes the
  * resource itself not exist for it (`<thing> not found`, never the parent's 404 message).
  */
+/**
+ * A row looked up by id that exists for a caller only through its parent (a child through
+ * its family, a device through its child): 404 `message` when the row is absent or the
+ * parent is hidden from the caller, so the two cannot be told apart.
+ */
+export async function requireVisible<T>(
+  message: string,
+  row: T | undefined,
+  checkParent: (row: T) => Promise<unknown>,
+): Promise<T> {
+  if (row === undefined) {
+    throw new NotFoundError(message);
+  }
+  await asNotFound(message, checkParent(row));
+  return row;
+}
+
 export async function asNotFound<T>(message: string, parentCheck: Promise<T>): Promise<T> {
   try {
     return await parentCheck;

@@ -20,6 +20,13 @@ import { createChildrenService } from './children/service.js';
 import { connectionRoutes } from './connections/routes.js';
 import { createConnectionsService, loadCredentialCipher } from './connections/service.js';
 import { seedDemoFamily } from './demo/demo-family.js';
+import { deviceAgentRoutes } from './devices/agent-routes.js';
+import { createDeviceAgentService } from './devices/agent-service.js';
+import { deviceRoutes } from './devices/routes.js';
+import { createDevicesService } from './devices/service.js';
+import { enforcementRoutes } from './enforcement/routes.js';
+import { sandboxFailureRoutes } from './enforcement/sandbox-routes.js';
+import { createEnforcementService } from './enforcement/service.js';
 import { createEventHub } from './events/hub.js';
 import { familyMemberRoutes } from './families/member-routes.js';
 import { familyRoutes } from './families/routes.js';
@@ -52,6 +59,11 @@ import { usageRoutes } from './usage/routes.js';
 import { createUsageService } from './usage/service.js';
 import { userRoutes } from './users/routes.js';
 import { createUsersService } from './users/service.js';
+import { viewingHistoryRoutes } from './viewing-history/routes.js';
+import { createViewingHistoryService } from './viewing-history/service.js';
+import type { HostResolver } from './webhooks/address-guard.js';
+import { webhookRoutes } from './webhooks/routes.js';
+import { createWebhooks } from './webhooks/webhooks-module.js';
 
 /** Signed-request nonces: shared through Redis when there is one, else per process. */
 function createNonceStore(redisUrl: string | undefined, clock: Clock, log: FastifyBaseLogger) {
@@ -82,6 +94,12 @@ function createNonceStore(redisUrl: string | undefined, clock: Clock, log: Fasti
 export interface ServiceTuning {
   /** Seconds an idle job worker waits before looking for due jobs again. */
   jobPollingIntervalSeconds?: number;
+  /** Seconds before webhook attempts 2..8 (tests pass zeros instead of 5 s … 10 h). */
+  webhookRetryDelaysSeconds?: readonly number[];
+  /** How long a webhook endpoint has to answer (default 15 s). */
+  webhookTimeoutMs?: number;
+  /** How webhook hosts resolve (tests pick the addresses a name resolves to). */
+  webhookResolver?: HostResolver;
 }
 
 export async function createServices(
@@ -111,20 +129,49 @@ export async function createServices(
   const apiKeys = createApiKeysService({ ...deps, orgs, bus });
   const families = createFamiliesService({ ...deps, users, sandbox: config.appEnv === 'sandbox' });
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
-  const children = createChildrenService({ ...deps, families });
-  const policies = createPoliciesService({ ...deps, children });
-  const quickSetup = createQuickSetupService({ ...deps, families });
+  const children = createChildrenService({ ...deps, families, events });
+  const policies = createPoliciesService({ ...deps, children, events });
+  const viewingHistory = createViewingHistoryService({ ...deps, children });
+  const devices = createDevicesService({ ...deps, log, bus, events, children });
+  const deviceAgent = createDeviceAgentService({ ...deps, events, policies, viewingHistory });
+  const quickSetup = createQuickSetupService({ ...deps, families, children, events });
   const usage = createUsageService({ ...deps, orgs });
   const sandboxOAuth = await createSandboxOAuthProvider({
     ...deps,
     enabled: config.appEnv === 'sandbox',
   });
+  const cipher = await loadCredentialCipher(deps.db, config);
   const connections = createConnectionsService({
     ...deps,
+    events,
     appEnv: config.appEnv,
     families,
     sandboxOAuth,
-    cipher: await loadCredentialCipher(deps.db, config),
+    cipher,
+  });
+  const webhooks = createWebhooks({
+    ...deps,
+    log,
+    appEnv: config.appEnv,
+    jobs,
+    events,
+    families,
+    cipher,
+    tuning: {
+      retryDelaysSeconds: tuning.webhookRetryDelaysSeconds,
+      timeoutMs: tuning.webhookTimeoutMs,
+      resolve: tuning.webhookResolver,
+    },
+  });
+  const enforcement = createEnforcementService({
+    ...deps,
+    jobs,
+    events,
+    children,
+    families,
+    policies,
+    connections,
+    appEnv: config.appEnv,
   });
   const providers = createProvidersService({ ...deps, ...config });
   await providers.seed();
@@ -164,9 +211,14 @@ export async function createServices(
     authority,
     children,
     policies,
+    viewingHistory,
+    devices,
+    deviceAgent,
     quickSetup,
     sandboxOAuth,
     connections,
+    enforcement,
+    webhooks,
     providers,
     trustList,
     advisors,
@@ -182,6 +234,7 @@ export type Services = Awaited<ReturnType<typeof createServices>>;
 export async function closeServices(services: Services): Promise<void> {
   await services.jobs.stop();
   await services.sandboxSessions.close();
+  await services.devices.close();
   services.trustList.close();
   await services.nonces.close();
   await services.bus.close();
@@ -205,6 +258,15 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await registerProductRoutes(app, ratingRoutes);
   await registerProductRoutes(app, ruleCategoryRoutes);
   await registerProductRoutes(app, connectionRoutes(services.connections));
+  await registerProductRoutes(app, enforcementRoutes(services.enforcement));
+  // Simulated platform failures exist on sandbox deployments only (elsewhere: 404).
+  if (services.enforcement.sandboxFailures) {
+    await registerProductRoutes(app, sandboxFailureRoutes(services.enforcement.sandboxFailures));
+  }
+  await registerProductRoutes(app, deviceRoutes(services.devices));
+  await registerProductRoutes(app, viewingHistoryRoutes(services.viewingHistory));
+  await registerProductRoutes(app, webhookRoutes(services.webhooks));
+  await app.register(deviceAgentRoutes(services.deviceAgent));
   await app.register(providerRoutes(services.providers));
   await app.register(discoveryRoutes(services.trustList));
   await app.register(advisorRoutes(services.advisors));

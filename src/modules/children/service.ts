@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
-import { asNotFound, BadRequestError, NotFoundError } from '../../http/errors.js';
+import { BadRequestError, requireVisible } from '../../http/errors.js';
+import type { EventPublisher } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
 import { ageOn, bandForAge } from '../policies/age-bands.js';
 import { birthDateTime, parseBirthDate } from './birth-date.js';
@@ -49,6 +50,7 @@ export function createChildrenService(deps: {
   db: Db;
   clock: Clock;
   families: Pick<FamiliesService, 'requireFamily'>;
+  events: EventPublisher;
 }) {
   const { db, clock } = deps;
 
@@ -63,22 +65,32 @@ export function createChildrenService(deps: {
     };
   }
 
+  /** The Child as the API shows it, JSON-ready: what events about it carry. */
+  function eventData(row: ChildRow) {
+    const child = present(row);
+    return {
+      ...child,
+      created_at: child.created_at.toISOString(),
+      updated_at: child.updated_at.toISOString(),
+    };
+  }
+
+  /** Tells subscribers (webhooks), after the write committed. */
+  async function publish(type: 'child.created' | 'child.updated' | 'child.deleted', row: ChildRow) {
+    await deps.events.publish(type, row.family_id, eventData(row));
+  }
+
   async function requireChild(principal: Principal, childId: string, access: 'read' | 'write') {
-    const child = await findChild(db, childId);
-    if (!child) {
-      throw new NotFoundError('child not found');
-    }
     // A child of a family the caller cannot see does not exist for it.
-    await asNotFound(
-      'child not found',
+    return requireVisible('child not found', await findChild(db, childId), (child) =>
       deps.families.requireFamily(principal, child.family_id, access),
     );
-    return child;
   }
 
   return {
     requireChild,
     present,
+    eventData,
 
     async createChild(
       principal: Principal,
@@ -97,6 +109,7 @@ export function createChildrenService(deps: {
         updated_at: now,
       };
       await insertChild(db, child);
+      await publish('child.created', child);
       return present(child);
     },
 
@@ -120,12 +133,14 @@ export function createChildrenService(deps: {
         ...(input.avatar_url !== undefined ? { avatar_url: checkAvatarUrl(input.avatar_url) } : {}),
         updated_at: now,
       });
+      await publish('child.updated', updated);
       return present(updated);
     },
 
     async deleteChild(principal: Principal, childId: string): Promise<void> {
-      await requireChild(principal, childId, 'write');
+      const child = await requireChild(principal, childId, 'write');
       await deleteChild(db, childId);
+      await publish('child.deleted', child);
     },
   };
 }

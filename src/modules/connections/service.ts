@@ -10,12 +10,12 @@ import type { Db } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { loadServiceSecret } from '../../db/service-secrets.js';
 import {
-  asNotFound,
   BadRequestError,
   ConflictError,
-  NotFoundError,
+  requireVisible,
   ServiceUnavailableError,
 } from '../../http/errors.js';
+import type { EventPublisher } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
 import type { ChildProfile, SandboxOAuthProvider } from '../oauth/service.js';
 import { findPlatform } from '../platforms/catalog.js';
@@ -29,6 +29,7 @@ import {
   findSealedCredentials,
   insertConnection,
   listConnections,
+  recordLastEnforcement,
 } from './store.js';
 
 export interface ConnectionInput {
@@ -63,11 +64,23 @@ export function createConnectionsService(deps: {
   families: Pick<FamiliesService, 'requireFamily'>;
   cipher: CredentialCipher | undefined;
   sandboxOAuth: Pick<SandboxOAuthProvider, 'enabled' | 'redeemCode' | 'grantToken' | 'profilesFor'>;
+  events: EventPublisher;
 }) {
   const { db, clock } = deps;
 
   function present(row: ConnectionRow) {
     return { ...row, profiles: row.profiles ?? [] };
+  }
+
+  /** Tells subscribers (webhooks), after the write committed: the Connection, no secrets. */
+  async function publish(type: 'connection.created' | 'connection.deleted', row: ConnectionRow) {
+    const connection = present(row);
+    await deps.events.publish(type, row.family_id, {
+      ...connection,
+      created_at: connection.created_at.toISOString(),
+      updated_at: connection.updated_at.toISOString(),
+      last_enforcement_at: connection.last_enforcement_at?.toISOString() ?? null,
+    });
   }
 
   /** Redeems a code of the sandbox provider: the profiles it shares and the token to keep. */
@@ -112,15 +125,9 @@ export function createConnectionsService(deps: {
   }
 
   async function requireConnection(principal: Principal, id: string, access: 'read' | 'write') {
-    const connection = await findConnection(db, id);
-    if (!connection) {
-      throw new NotFoundError(CONNECTION_NOT_FOUND);
-    }
-    await asNotFound(
-      CONNECTION_NOT_FOUND,
+    return requireVisible(CONNECTION_NOT_FOUND, await findConnection(db, id), (connection) =>
       deps.families.requireFamily(principal, connection.family_id, access),
     );
-    return connection;
   }
 
   return {
@@ -159,7 +166,9 @@ export function createConnectionsService(deps: {
         }
         throw error;
       }
-      return present((await findConnection(db, id)) as ConnectionRow);
+      const created = (await findConnection(db, id)) as ConnectionRow;
+      await publish('connection.created', created);
+      return present(created);
     },
 
     async listConnections(principal: Principal, familyId: string) {
@@ -168,8 +177,9 @@ export function createConnectionsService(deps: {
     },
 
     async deleteConnection(principal: Principal, id: string): Promise<void> {
-      await requireConnection(principal, id, 'write');
+      const connection = await requireConnection(principal, id, 'write');
       await deleteConnection(db, id);
+      await publish('connection.deleted', connection);
     },
 
     /** For the enforcement workers: the connection's credentials, unsealed. */
@@ -182,6 +192,26 @@ export function createConnectionsService(deps: {
         { sealed: sealed.credentials, keyId: sealed.credentials_key_id },
         connectionId,
       );
+    },
+
+    /** For the enforcement worker (no caller: it holds a job): the family's connections. */
+    async enforcementTargetsOf(familyId: string) {
+      return (await listConnections(db, familyId)).map(({ id, platform_id, status }) => ({
+        id,
+        platform_id,
+        status,
+      }));
+    },
+
+    /** For the enforcement worker, inside the transaction that finishes its job. */
+    async recordEnforcement(
+      outcomes: Array<{ connectionId: string; status: string }>,
+      at: Date,
+      executor: Db = db,
+    ): Promise<void> {
+      for (const outcome of outcomes) {
+        await recordLastEnforcement(executor, outcome.connectionId, at, outcome.status);
+      }
     },
   };
 }

@@ -103,3 +103,17 @@ export async function findSealedCredentials(
   }
   return { credentials: Buffer.from(row.credentials), credentials_key_id: row.credentials_key_id };
 }
+
+/** After an enforcement run: when it last went through this connection and how it ended. */
+export async function recordLastEnforcement(
+  db: Db,
+  id: string,
+  at: Date,
+  status: string,
+): Promise<void> {
+  await db
+    .updateTable('family_connections')
+    .set({ last_enforcement_at: at, last_enforcement_status: status })
+    .where('id', '=', id)
+    .execute();
+}

@@ -6,6 +6,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { asNotFound, BadRequestError, NotFoundError } from '../../http/errors.js';
 import type { ChildrenService } from '../children/service.js';
+import type { EventPublisher } from '../events/hub.js';
 import { ageOn } from './age-bands.js';
 import { rulesForAge, type Strictness } from './age-rules.js';
 import { checkRule } from './rule-validation.js';
@@ -26,32 +27,69 @@ import {
 
 const POLICY_NOT_FOUND = 'policy not found';
 
+/** The Policy resource, JSON-ready: what policy.* events carry (automatic enforcement reads it). */
+export function policyEventData(policy: PolicyRow) {
+  return {
+    id: policy.id,
+    child_id: policy.child_id,
+    name: policy.name,
+    status: policy.status,
+    priority: policy.priority,
+    version: policy.version,
+    created_at: policy.created_at.toISOString(),
+    updated_at: policy.updated_at.toISOString(),
+  };
+}
+
 export function createPoliciesService(deps: {
   db: Db;
   clock: Clock;
   children: Pick<ChildrenService, 'requireChild'>;
+  events: EventPublisher;
 }) {
   const { db, clock } = deps;
 
-  async function requirePolicy(principal: Principal, policyId: string, access: 'read' | 'write') {
+  /** The policy and its child's family (events are addressed to families). */
+  async function requirePolicyIn(principal: Principal, policyId: string, access: 'read' | 'write') {
     const policy = await findPolicy(db, policyId);
     if (!policy) {
       throw new NotFoundError(POLICY_NOT_FOUND);
     }
-    await asNotFound(
+    const child = await asNotFound(
       POLICY_NOT_FOUND,
       deps.children.requireChild(principal, policy.child_id, access),
     );
-    return policy;
+    return { policy, familyId: child.family_id };
   }
 
-  /** Writes rules and bumps the version once, in one transaction; answers every rule. */
-  async function writeRules(policyId: string, rules: RuleWrite[]) {
-    return db.transaction().execute(async (trx) => {
+  async function requirePolicy(principal: Principal, policyId: string, access: 'read' | 'write') {
+    return (await requirePolicyIn(principal, policyId, access)).policy;
+  }
+
+  /**
+   * Tells subscribers (webhooks, automatic enforcement), after the write committed: the
+   * Policy resource after the change, JSON-ready.
+   */
+  async function publish(
+    type: 'policy.created' | 'policy.updated' | 'policy.activated' | 'policy.paused',
+    familyId: string,
+    policy: PolicyRow,
+  ) {
+    await deps.events.publish(type, familyId, policyEventData(policy));
+  }
+
+  /**
+   * Writes rules and bumps the version once, in one transaction; answers every rule. One
+   * policy.updated follows the commit.
+   */
+  async function writeRules(policyId: string, familyId: string, rules: RuleWrite[]) {
+    const written = await db.transaction().execute(async (trx) => {
       await upsertRules(trx, policyId, rules, clock.now());
-      await bumpPolicy(trx, policyId, clock.now());
-      return listRules(trx, policyId);
+      const policy = await bumpPolicy(trx, policyId, clock.now());
+      return { policy, rules: await listRules(trx, policyId) };
     });
+    await publish('policy.updated', familyId, written.policy);
+    return written.rules;
   }
 
   return {
@@ -77,7 +115,7 @@ export function createPoliciesService(deps: {
       childId: string,
       input: { name: string; priority?: number },
     ) {
-      await deps.children.requireChild(principal, childId, 'write');
+      const child = await deps.children.requireChild(principal, childId, 'write');
       const name = input.name.trim();
       if (name === '') {
         throw new BadRequestError('name is required');
@@ -94,6 +132,7 @@ export function createPoliciesService(deps: {
         updated_at: now,
       };
       await insertPolicy(db, policy);
+      await publish('policy.created', child.family_id, policy);
       return policy;
     },
 
@@ -110,15 +149,17 @@ export function createPoliciesService(deps: {
       policyId: string,
       input: { name?: string; priority?: number },
     ) {
-      await requirePolicy(principal, policyId, 'write');
+      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
       const name = input.name?.trim();
       if (name === '') {
         throw new BadRequestError('name is required');
       }
-      return bumpPolicy(db, policyId, clock.now(), {
+      const policy = await bumpPolicy(db, policyId, clock.now(), {
         ...(name !== undefined ? { name } : {}),
         ...(input.priority !== undefined ? { priority: input.priority } : {}),
       });
+      await publish('policy.updated', familyId, policy);
+      return policy;
     },
 
     async setStatus(
@@ -126,8 +167,11 @@ export function createPoliciesService(deps: {
       policyId: string,
       status: Exclude<PolicyStatus, 'draft'>,
     ) {
-      await requirePolicy(principal, policyId, 'write');
-      return bumpPolicy(db, policyId, clock.now(), { status });
+      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
+      const policy = await bumpPolicy(db, policyId, clock.now(), { status });
+      // A status change is announced as itself, not also as policy.updated.
+      await publish(status === 'active' ? 'policy.activated' : 'policy.paused', familyId, policy);
+      return policy;
     },
 
     async deletePolicy(principal: Principal, policyId: string): Promise<void> {
@@ -141,9 +185,9 @@ export function createPoliciesService(deps: {
     },
 
     async putRule(principal: Principal, policyId: string, rule: RuleWrite) {
-      await requirePolicy(principal, policyId, 'write');
+      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
       checkRule(rule);
-      const rules = await writeRules(policyId, [rule]);
+      const rules = await writeRules(policyId, familyId, [rule]);
       const written = rules.find((r) => r.category === rule.category);
       if (!written) {
         throw new Error('the rule written was not read back');
@@ -153,7 +197,7 @@ export function createPoliciesService(deps: {
 
     /** All or nothing: every rule is checked before any is written. */
     async putRules(principal: Principal, policyId: string, rules: RuleWrite[]) {
-      await requirePolicy(principal, policyId, 'write');
+      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
       const seen = new Set<string>();
       rules.forEach((rule, index) => {
         checkRule(rule, `/rules/${index}`);
@@ -162,18 +206,19 @@ export function createPoliciesService(deps: {
         }
         seen.add(rule.category);
       });
-      return writeRules(policyId, rules);
+      return writeRules(policyId, familyId, rules);
     },
 
     async deleteRule(principal: Principal, policyId: string, category: string): Promise<void> {
-      await requirePolicy(principal, policyId, 'write');
+      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
       checkRule({ category, enabled: false, config: {} }, '', { categoryOnly: true });
-      await db.transaction().execute(async (trx) => {
+      const policy = await db.transaction().execute(async (trx) => {
         if (!(await deleteRule(trx, policyId, category))) {
           throw new NotFoundError('rule not found');
         }
-        await bumpPolicy(trx, policyId, clock.now());
+        return bumpPolicy(trx, policyId, clock.now());
       });
+      await publish('policy.updated', familyId, policy);
     },
 
     async generateFromAge(
@@ -181,10 +226,10 @@ export function createPoliciesService(deps: {
       policyId: string,
       strictness: Strictness = 'recommended',
     ) {
-      const policy = await requirePolicy(principal, policyId, 'write');
+      const { policy, familyId } = await requirePolicyIn(principal, policyId, 'write');
       const child = await deps.children.requireChild(principal, policy.child_id, 'read');
       const age = Math.max(0, ageOn(child.birth_date, clock.now()));
-      return writeRules(policyId, rulesForAge(age, strictness).rules);
+      return writeRules(policyId, familyId, rulesForAge(age, strictness).rules);
     },
   };
 }

@@ -6,10 +6,13 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { BadRequestError, ForbiddenError } from '../../http/errors.js';
 import { birthDateTime, parseBirthDate } from '../children/birth-date.js';
+import type { ChildrenService } from '../children/service.js';
+import type { EventPublisher } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
 import { ageOn } from '../policies/age-bands.js';
 import { rulesForAge, type Strictness } from '../policies/age-rules.js';
-import { writeQuickSetup } from './store.js';
+import { policyEventData } from '../policies/service.js';
+import { type QuickSetupRows, writeQuickSetup } from './store.js';
 
 export interface QuickSetupInput {
   child_name: string;
@@ -23,7 +26,24 @@ export function createQuickSetupService(deps: {
   db: Db;
   clock: Clock;
   families: Pick<FamiliesService, 'requireFamily'>;
+  children: Pick<ChildrenService, 'eventData'>;
+  events: EventPublisher;
 }) {
+  /** After the commit, the events of what this call wrote (a repeated call writes nothing). */
+  async function announce(rows: QuickSetupRows) {
+    const familyId = rows.family.id;
+    if (rows.wrote.child) {
+      await deps.events.publish('child.created', familyId, deps.children.eventData(rows.child));
+    }
+    const policy = policyEventData(rows.policy);
+    if (rows.wrote.policy === 'created') {
+      await deps.events.publish('policy.created', familyId, policy);
+      await deps.events.publish('policy.activated', familyId, policy);
+    } else if (rows.wrote.policy === 'updated') {
+      await deps.events.publish('policy.updated', familyId, policy);
+    }
+  }
+
   return {
     async quickSetup(principal: Principal, input: QuickSetupInput) {
       const now = deps.clock.now();
@@ -59,6 +79,7 @@ export function createQuickSetupService(deps: {
         rules: generated.rules,
         now,
       });
+      await announce(rows);
 
       return {
         family: { id: rows.family.id, name: rows.family.name },

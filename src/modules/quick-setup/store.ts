@@ -22,6 +22,8 @@ export interface QuickSetupRows {
   child: ChildRow;
   policy: PolicyRow;
   rules: PolicyRuleRow[];
+  /** What this call wrote, so the caller announces exactly that (policy `updated`: repaired). */
+  wrote: { child: boolean; policy: 'created' | 'updated' | 'none' };
 }
 
 /** The rows quick setup creates, the same whether the family is new or repaired. */
@@ -90,7 +92,7 @@ async function writeIntoNewFamily(
     .returningAll()
     .execute();
   rules.sort((a, b) => (a.category < b.category ? -1 : 1));
-  return { family, child, policy, rules };
+  return { family, child, policy, rules, wrote: { child: true, policy: 'created' } };
 }
 
 export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<QuickSetupRows> {
@@ -117,6 +119,7 @@ export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<Q
       .where('birth_date', '=', input.child.birth_date)
       .orderBy('created_at')
       .executeTakeFirst();
+    const childIsNew = !child;
     if (!child) {
       child = newChild(input, family.id);
       await trx.insertInto('children').values(child).execute();
@@ -173,6 +176,14 @@ export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<Q
       )
       .orderBy('category')
       .execute();
-    return { family, child, policy, rules };
+    const wrote = {
+      child: childIsNew,
+      policy: policyIsNew
+        ? ('created' as const)
+        : missing.length > 0
+          ? ('updated' as const)
+          : ('none' as const),
+    };
+    return { family, child, policy, rules, wrote };
   });
 }
