@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
@@ -22,6 +23,8 @@ interface Row {
   name: string;
   /** Each request from another client address (X-Forwarded-For; the server trusts it). */
   spreadClients?: boolean;
+  /** Each request with the next of these values in a header (e.g. many device keys). */
+  rotate?: { header: string; values: string[] };
   /** Counted by the rate limiter: also measured with Redis buckets. */
   metered?: boolean;
   /** Reads or writes the database: also measured on PostgreSQL. */
@@ -38,6 +41,8 @@ interface Credentials {
   /** A family of the key's org, with two children. */
   familyId: string;
   trustListEtag: string;
+  /** Device keys of one child with an active policy, and that policy's ETag. */
+  devices: { keys: string[]; etag: string };
   /** A signed bulk read (no nonce, so it may be sent again within the 300 s window). */
   signedBulk?: { headers: Record<string, string>; body: string };
 }
@@ -98,6 +103,14 @@ async function seed(
         payload: { name: 'Bench' },
       })
     ).json();
+    // Before the org's first keyed request, so no cached limit of 100 gets in the way of
+    // seeding (thousands of devices) or of the rows.
+    const deps = { db: storage.database.db, clock: systemClock };
+    await createOrgsService({ ...deps, users: createUsersService(deps) }).setTier(
+      org.id,
+      'bench',
+      1e9,
+    );
     const key = (
       await app.inject({
         method: 'POST',
@@ -126,12 +139,7 @@ async function seed(
         payload: { name, birth_date },
       });
     }
-    const deps = { db: storage.database.db, clock: systemClock };
-    await createOrgsService({ ...deps, users: createUsersService(deps) }).setTier(
-      org.id,
-      'bench',
-      1e9,
-    );
+    const devices = await seedDevices(app, keyAuth);
     const signedBulk = publicBaseUrl ? await signedBulkRead(app, publicBaseUrl) : undefined;
     // Read after the last registration, which re-issued the list.
     const trustList = await app.inject({ url: '/.well-known/ocss/trust-list' });
@@ -140,12 +148,45 @@ async function seed(
       key: keyAuth,
       familyId: family.id,
       trustListEtag: String(trustList.headers.etag),
+      devices,
       signedBulk,
     };
   } finally {
     await app.close();
     await storage.close();
   }
+}
+
+/**
+ * Enough devices that none reaches its own 100-a-minute bucket during a row: the rows
+ * measure serving a device, not its rate limit.
+ */
+const DEVICES = 2000;
+
+async function seedDevices(app: FastifyInstance, keyAuth: Record<string, string>) {
+  const setup = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/v1/developer/setup/quick',
+      headers: keyAuth,
+      payload: { child_name: 'Device Kid', birth_date: '2015-02-03' },
+    })
+  ).json();
+  const keys: string[] = [];
+  for (let i = 0; i < DEVICES; i++) {
+    const created = await app.inject({
+      method: 'POST',
+      url: `/api/v1/developer/children/${setup.child.id}/devices`,
+      headers: keyAuth,
+      payload: { device_name: `Bench device ${i}` },
+    });
+    keys.push(created.json().device_key);
+  }
+  const policy = await app.inject({
+    url: '/api/v1/device/policy',
+    headers: { 'x-device-key': keys[0] as string },
+  });
+  return { keys, etag: String(policy.headers.etag) };
 }
 
 /** Later capabilities add their hot routes here. */
@@ -189,6 +230,20 @@ function rows(auth: Credentials): Row[] {
       name: 'GET /api/v1/developer/families/{id}/children (API key, database read)',
       path: `/api/v1/developer/families/${auth.familyId}/children`,
       headers: auth.key,
+      database: true,
+    },
+    {
+      // What every on-device agent polls: key from memory, one small query, empty 304.
+      name: 'GET /api/v1/device/policy (device key, If-None-Match, 304)',
+      path: '/api/v1/device/policy',
+      headers: { 'if-none-match': auth.devices.etag },
+      rotate: { header: 'x-device-key', values: auth.devices.keys },
+      database: true,
+    },
+    {
+      name: 'GET /api/v1/device/policy (device key, compiled policy)',
+      path: '/api/v1/device/policy',
+      rotate: { header: 'x-device-key', values: auth.devices.keys },
       database: true,
     },
     {
@@ -283,6 +338,23 @@ function spreadOverClients(): Partial<autocannon.Options> {
   };
 }
 
+function rotateHeader(rotate: { header: string; values: string[] }): Partial<autocannon.Options> {
+  let next = 0;
+  return {
+    requests: [
+      {
+        setupRequest: (request: autocannon.Request) => {
+          request.headers = {
+            ...request.headers,
+            [rotate.header]: rotate.values[next++ % rotate.values.length] as string,
+          };
+          return request;
+        },
+      },
+    ],
+  };
+}
+
 async function load(url: string, row: Row, duration = SECONDS): Promise<Figures> {
   const result = await autocannon({
     url: `${url}${row.path}`,
@@ -292,6 +364,7 @@ async function load(url: string, row: Row, duration = SECONDS): Promise<Figures>
     connections: CONNECTIONS,
     duration,
     ...(row.spreadClients ? spreadOverClients() : {}),
+    ...(row.rotate ? rotateHeader(row.rotate) : {}),
   });
   return {
     rps: result.requests.average,
