@@ -1,8 +1,10 @@
 // The trust list's conditional read, answered ahead of Fastify (see http/fast-path.ts).
 // Those 304s are not logged one line each (they would cost more than the answer); a line a
 // minute says how many there were.
+
 import type { FastifyBaseLogger } from 'fastify';
 import { ifNoneMatchHits } from '../../http/conditional-get.js';
+import { CORS_EXPOSED_HEADERS } from '../../http/cors.js';
 import type { FastPath } from '../../http/fast-path.js';
 import { requestIdFor } from '../../http/request-log.js';
 import type { TrustListService } from './trust-list-service.js';
@@ -40,6 +42,8 @@ export function trustListNotModified(
         'cache-control': TRUST_LIST_CACHE_CONTROL,
         'x-request-id': requestIdFor(request),
         'x-content-type-options': 'nosniff',
+        'access-control-allow-origin': '*',
+        'access-control-expose-headers': CORS_EXPOSED_HEADERS,
       });
       response.end();
       answered++;
