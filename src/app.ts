@@ -7,6 +7,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config, TrustProxy } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { installCors } from './http/cors.js';
+import { installDraining } from './http/draining.js';
 import { installErrorHandler, sendFailure } from './http/error-handler.js';
 import { createFastPaths } from './http/fast-path.js';
 import { installIdempotency } from './http/idempotency.js';
@@ -75,6 +76,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installStorableParams(app);
   installErrorHandler(app);
   installRequestLog(app);
+  installDraining(app);
   installCors(app);
   await registerOpenApi(app, config);
   const db = deps.database.db;

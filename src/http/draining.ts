@@ -1,0 +1,74 @@
+// Graceful stop, step one: stop taking new work and let the requests in hand finish before
+// the server closes. Node's server.close() destroys "idle" keep-alive connections at once,
+// and a connection counts as idle as soon as its response is ended, even if the bytes are
+// not yet flushed: a request carried out at that instant would lose its answer. So the
+// process first drains (new requests get 503 with `Connection: close`; in-flight ones run
+// to their flushed end), and only then closes.
+import type { FastifyInstance } from 'fastify';
+import { sendFailure } from './error-handler.js';
+
+export interface Draining {
+  /** Resolves once no request is in flight, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Stop taking requests and wait (bounded) for those in flight; then close(). */
+    drain: Draining['drain'];
+  }
+}
+
+export function installDraining(app: FastifyInstance): void {
+  /** Requests counted in: the 503s of the drain itself never were. */
+  const counted = new WeakSet<object>();
+  let inFlight = 0;
+  let draining = false;
+  let idle: (() => void) | undefined;
+
+  app.addHook('onRequest', (request, reply, done) => {
+    if (draining) {
+      reply.header('connection', 'close');
+      sendFailure(reply, { status: 503, message: 'server is shutting down: retry shortly' });
+      return;
+    }
+    inFlight++;
+    counted.add(request);
+    done();
+  });
+  // Answers sent while draining close their connection, so clients open a new one (and
+  // meet the 503 or the closed port) instead of reusing one that close() will destroy.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (draining) {
+      reply.header('connection', 'close');
+    }
+    done(null, payload);
+  });
+  // onResponse runs once the response is flushed to the socket. A request its client
+  // abandoned may never get there; the drain's timeout bounds the wait for it.
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (!counted.has(request)) {
+      done();
+      return;
+    }
+    inFlight--;
+    if (inFlight === 0) {
+      idle?.();
+    }
+    done();
+  });
+
+  app.decorate('drain', (timeoutMs: number): Promise<void> => {
+    draining = true;
+    if (inFlight === 0) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      idle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  });
+}
