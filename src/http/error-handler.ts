@@ -1,6 +1,8 @@
 // Every failure leaves as the house envelope {error, message, code}. Unknown errors are a
 // 500 that says only `internal error`; the cause goes to the log under the request id.
+
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, errorEnvelope } from './errors.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
 import { ocssClassFor } from './ocss-route.js';
@@ -50,6 +52,9 @@ export function classifyError(error: FastifyError | Error): Failure | undefined 
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined;
   if (known) {
     return known(fastifyError);
+  }
+  if (isDatabaseUnavailable(error)) {
+    return { status: 503, message: 'database unavailable: retry shortly' };
   }
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
