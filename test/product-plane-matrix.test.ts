@@ -1,9 +1,10 @@
-// Every row of CONTRACT.md §7 and §8's product routes, both forms: `/api/v1` with a session and `/api/v1/developer`
-// with an API key holding exactly the row's scope. Per row: the success status and shape,
-// 403 naming the scope a key lacks, 403 `no API scopes in context` without an svc_ key on
-// the developer form, and, for routes that take an id, the tenant wall: another org's key
-// gets 404, another user's session and another sandbox session get 403/404, and none of them
-// changes a single row. A new product route joins by adding a row here.
+// Every product route of CONTRACT.md §7 and §8, both forms: `/api/v1` with a session and
+// `/api/v1/developer` with an API key holding exactly the row's scope. Per row: the success
+// status and shape, 403 naming the scope a key lacks, 403 `no API scopes in context` without
+// an svc_ key on the developer form, and, for routes that take an id, the tenant wall:
+// another org's key gets 404; another user's session, another user's MCP token and another
+// sandbox session get 403/404; none of them changes a single row. A new product route joins
+// by adding a row here.
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SCOPES } from '../src/auth/scopes.js';
@@ -602,6 +603,8 @@ describe('CONTRACT §7, row by row, in both forms', () => {
   let owner: Session;
   let orgKey: MintedKey;
   let otherOrgKey: MintedKey;
+  /** An MCP token of another user, bound to that user's own family. */
+  let otherMcpToken: string;
   const scopedKeys = new Map<string, MintedKey>();
   const allButKeys = new Map<string, MintedKey>();
 
@@ -617,6 +620,21 @@ describe('CONTRACT §7, row by row, in both forms', () => {
       otherOwner,
       (await createOrg(t.app, otherOwner, 'Other')).id,
     );
+    const mcpOwner = await newSession(t.app);
+    const mcpFamily = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/families',
+      headers: mcpOwner.auth,
+      payload: { name: 'MCP family' },
+    });
+    const minted = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/mcp/tokens',
+      headers: mcpOwner.auth,
+      payload: { family_id: mcpFamily.json().id, label: 'matrix' },
+    });
+    expect(minted.statusCode, minted.body).toBe(201);
+    otherMcpToken = minted.json().plain;
     for (const scope of SCOPES) {
       scopedKeys.set(scope, await mintKey(t.app, owner, org.id, { scopes: [scope] }));
       allButKeys.set(
@@ -807,6 +825,14 @@ describe('CONTRACT §7, row by row, in both forms', () => {
           const stranger = await newSession(t.app);
           const before = await snapshot();
           const res = await t.app.inject(request(row, '/api/v1', made, stranger.auth));
+          expect([403, 404], res.body).toContain(res.statusCode);
+          expect(await snapshot()).toBe(before);
+        });
+
+        it("another user's MCP token gets 403 or 404 and changes nothing", async () => {
+          const made = await make('/api/v1', owner.auth);
+          const before = await snapshot();
+          const res = await t.app.inject(request(row, '/api/v1', made, bearer(otherMcpToken)));
           expect([403, 404], res.body).toContain(res.statusCode);
           expect(await snapshot()).toBe(before);
         });
