@@ -21,3 +21,10 @@ export const NullableDateTime = (description?: string) =>
 /** Names and labels: 1-255 characters (trimmed by the service). */
 export const Name = (description?: string) =>
   Type.String({ minLength: 1, maxLength: 255, ...(description ? { description } : {}) });
+
+/** The most rows a list answers; a larger `limit` is clamped, not refused (CONTRACT.md §8). */
+export const MAX_PAGE_LIMIT = 100;
+
+export function clampPageLimit(limit: number): number {
+  return Math.min(limit, MAX_PAGE_LIMIT);
+}

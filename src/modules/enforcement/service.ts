@@ -1,11 +1,13 @@
 // Enforcement (CONTRACT.md §8): jobs that push a child's policy in force to the family's
 // connected platforms, run by the `enforcement` queue's worker; automatic jobs on policy
 // changes; and, in the sandbox, failures a developer arms to see partial and failed jobs.
+
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { AppEnv } from '../../config.js';
 import type { Db } from '../../db/connect.js';
+import { clampPageLimit } from '../../http/common-schemas.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../http/errors.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
@@ -28,10 +30,6 @@ import {
 import { createEnforcementWorker, type EnforcementJobData } from './worker.js';
 
 const JOB_NOT_FOUND = 'enforcement job not found';
-const MAX_LIMIT = 100;
-
-/** Lists answer at most 100 rows; a larger `limit` is clamped, not refused (CONTRACT.md §8). */
-const clampLimit = (limit: number) => Math.min(limit, MAX_LIMIT);
 
 export function createEnforcementService(deps: {
   db: Db;
@@ -129,7 +127,7 @@ export function createEnforcementService(deps: {
 
     async listChildJobs(principal: Principal, childId: string, limit: number) {
       await deps.children.requireChild(principal, childId, 'read');
-      return (await listJobsOfChild(db, childId, clampLimit(limit))).map(jobResource);
+      return (await listJobsOfChild(db, childId, clampPageLimit(limit))).map(jobResource);
     },
 
     /** Jobs of every family the caller can read, newest first (created_at, then id). */
@@ -138,7 +136,7 @@ export function createEnforcementService(deps: {
       const rows = await listJobsOfFamilies(
         db,
         families.map((family) => family.id),
-        { limit: clampLimit(page.limit), offset: page.offset },
+        { limit: clampPageLimit(page.limit), offset: page.offset },
       );
       return rows.map(jobResource);
     },

@@ -3,8 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePrincipal } from '../../auth/principal.js';
 import type { ProductSurface } from '../../auth/product-surface.js';
-import { DateTime, Uuid } from '../../http/common-schemas.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, type ViewingHistoryService } from './service.js';
+import { DateTime, MAX_PAGE_LIMIT, Uuid } from '../../http/common-schemas.js';
+import { DEFAULT_LIMIT, type ViewingHistoryService } from './service.js';
 
 const Rating = Type.Object(
   {
@@ -46,7 +46,7 @@ const HistoryQuery = Type.Object({
   limit: Type.Optional(
     Type.Integer({
       minimum: 1,
-      description: `default ${DEFAULT_LIMIT}; larger than ${MAX_LIMIT} is clamped to ${MAX_LIMIT}`,
+      description: `default ${DEFAULT_LIMIT}; larger than ${MAX_PAGE_LIMIT} is clamped to ${MAX_PAGE_LIMIT}`,
     }),
   ),
   offset: Type.Optional(Type.Integer({ minimum: 0, description: 'default 0' })),

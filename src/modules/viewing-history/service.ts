@@ -1,15 +1,16 @@
 // A child's viewing history (CONTRACT.md §8 viewing-history row): what the child's devices
 // reported watching, each entry with the CSM catalog review of its title when there is one.
+
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import { clampPageLimit } from '../../http/common-schemas.js';
 import type { ChildrenService } from '../children/service.js';
 import { findReviewByTitle, type Review } from '../csm/catalog.js';
 import { insertViewingEntry, listViewingHistory, type ViewingEntryRow } from './store.js';
 
 export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 100;
 
 export interface ViewingInput {
   childId: string;
@@ -73,7 +74,7 @@ export function createViewingHistoryService(deps: {
     ) {
       await deps.children.requireChild(principal, childId, 'read');
       const rows = await listViewingHistory(db, childId, {
-        limit: Math.min(page.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
+        limit: clampPageLimit(page.limit ?? DEFAULT_LIMIT),
         // Past every row anyway; keeps a huge offset a number PostgreSQL takes.
         offset: Math.min(page.offset ?? 0, Number.MAX_SAFE_INTEGER),
       });

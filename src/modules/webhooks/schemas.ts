@@ -1,8 +1,8 @@
 // Shapes of webhooks and their delivery attempts (CONTRACT.md §8).
 import { Type } from 'typebox';
-import { DateTime, NullableDateTime, Uuid } from '../../http/common-schemas.js';
+import { DateTime, MAX_PAGE_LIMIT, NullableDateTime, Uuid } from '../../http/common-schemas.js';
 import { EVENT_TYPES } from '../events/hub.js';
-import { DELIVERIES_DEFAULT_LIMIT, DELIVERIES_MAX_LIMIT } from './service.js';
+import { DELIVERIES_DEFAULT_LIMIT } from './service.js';
 
 const Events = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   maxItems: 64,
@@ -99,6 +99,6 @@ export const ListDeliveriesQuery = Type.Object({
   limit: Type.Integer({
     minimum: 1,
     default: DELIVERIES_DEFAULT_LIMIT,
-    description: `at most this many, newest first; more than ${DELIVERIES_MAX_LIMIT} is treated as ${DELIVERIES_MAX_LIMIT}`,
+    description: `at most this many, newest first; more than ${MAX_PAGE_LIMIT} is treated as ${MAX_PAGE_LIMIT}`,
   }),
 });

@@ -1,10 +1,12 @@
 // Webhook endpoints of a family (CONTRACT.md §8): registered and changed by its owners and
 // parents, read by every member. The signing secret is shown once and kept sealed, since every
 // delivery needs it in the clear to sign.
+
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import { clampPageLimit } from '../../http/common-schemas.js';
 import {
   BadRequestError,
   ConflictError,
@@ -33,7 +35,7 @@ import {
 /** Subscribes to every event type, including types added later. */
 export const ALL_EVENTS = '*';
 export const DELIVERIES_DEFAULT_LIMIT = 50;
-export const DELIVERIES_MAX_LIMIT = 100;
+
 const WEBHOOK_NOT_FOUND = 'webhook not found';
 const KNOWN_EVENTS = new Set<string>(EVENT_TYPES);
 
@@ -192,7 +194,7 @@ export function createWebhooksService(deps: {
     async listDeliveries(principal: Principal, id: string, limit = DELIVERIES_DEFAULT_LIMIT) {
       await requireWebhook(principal, id, 'read');
       // Like the other capped lists, more than the maximum is clamped, not refused.
-      const rows = await listDeliveries(db, id, Math.min(limit, DELIVERIES_MAX_LIMIT));
+      const rows = await listDeliveries(db, id, clampPageLimit(limit));
       return rows.map(presentDelivery);
     },
 
