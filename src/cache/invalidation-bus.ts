@@ -51,8 +51,10 @@ export function createInvalidationBus(options: {
   };
   for (const client of [publisher, subscriber]) {
     client.on('error', warnOnce);
+    // Back only when both connections are: the publisher to send, and the subscriber (which
+    // ioredis re-subscribes on reconnect, autoResubscribe) to hear the other instances.
     client.on('ready', () => {
-      if (warned) {
+      if (warned && publisher.status === 'ready' && subscriber.status === 'ready') {
         warned = false;
         options.log.info('redis available again');
       }
