@@ -1,133 +1,257 @@
-// Issue 11 (crash safety, graceful shutdown): the real server under concurrent writes.
+// Issue 11 (crash safety, graceful shutdown): the real server under concurrent writes of
+// every kind (families, quick setups, API keys, MCP tokens, device registrations, writes
+// under an Idempotency-Key; see acknowledged-writes.ts).
 // - kill -9 mid-stream: after a restart on the same storage, every write that was
-//   acknowledged (2xx) is there.
+//   acknowledged (2xx) is there: families and children are served, keys and MCP tokens
+//   authenticate, device keys read their policy, receipts replay without a second write.
 // - SIGTERM mid-stream: every request the server carried out is answered (2xx; 503 for one
-//   that arrived while closing), no write lands unacknowledged, and the process exits 0.
+//   that arrived while closing), nothing lands unacknowledged, the counters buffered in memory
+//   (key usage and last use, MCP token last use, device and sandbox-session last seen) are
+//   written, the enforcement queued last is not lost, and the process exits 0.
 // On embedded storage (a DATA_DIR on disk) and, when DATABASE_URL is set, on PostgreSQL.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStorage } from '../src/db/storage.js';
+import {
+  addressOf,
+  call,
+  checkAddress,
+  KINDS,
+  landedUnacknowledged,
+  newDeveloper,
+  newWriter,
+  type Outcome,
+  summaryOf,
+  type Tally,
+  verifyAcknowledged,
+  type Writer,
+  writeUntil,
+} from './acknowledged-writes.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
-import { killHard, startServer } from './server-process.js';
+import { killHard, type RunningScript, type RunningServer, startServer } from './server-process.js';
+import { eventually } from './tcp-proxy.js';
 
 const PROCESS_TIMEOUT_MS = 240_000;
-const CLIENTS = 8;
+const WRITERS = 8;
+/** kill -9 once this many writes are acknowledged (about ten of each kind). */
+const KILL_AFTER = 60;
+/** The last moment before SIGTERM starts once this many writes are acknowledged. */
+const TERM_AFTER = 40;
+/** API-key requests sent in the last moment before SIGTERM (usage flushes every 5 s). */
+const KEYED_REQUESTS = 12;
+/** Those and the one before them that lines the test up with the flush timer. */
+const KEYED_TOTAL = KEYED_REQUESTS + 1;
 
-type Outcome = { name: string } & (
-  | { kind: 'acknowledged'; familyId: string; childId?: string; client: number }
-  | { kind: 'refused'; status: number }
-  | { kind: 'not connected' }
-  | { kind: 'cut off'; error: string }
-);
-
-/** Each test run writes as its own sandbox users, so runs on one database never mix. */
-let run = 'first';
-
-/** Each client has its own address (TRUST_PROXY) and sandbox session, so no limit trips. */
-function clientHeaders(client: number) {
-  return {
-    'content-type': 'application/json',
-    'x-forwarded-for': `10.9.0.${client + 1}`,
-    'x-sandbox-session': `crash-${run}-client-${client}`,
-  };
+async function newWriters(url: string, run: string, phase: number): Promise<Writer[]> {
+  return Promise.all(Array.from({ length: WRITERS }, (_, i) => newWriter(url, run, phase, i)));
 }
 
-/** One write: a family alone, or a quick setup (family, child, policy and 20 rules). */
-async function write(url: string, client: number, n: number): Promise<Outcome> {
-  const quick = n % 2 === 0;
-  // Every write names its family uniquely, so what landed can be matched to what was sent.
-  const name = `w-${client}-${n}`;
-  try {
-    const response = await fetch(`${url}${quick ? '/api/v1/setup/quick' : '/api/v1/families'}`, {
-      method: 'POST',
-      headers: clientHeaders(client),
-      body: JSON.stringify(
-        quick ? { child_name: `Kid ${n}`, birth_date: '2015-06-07', family_name: name } : { name },
-      ),
-    });
-    const body = (await response.json()) as {
-      id: string;
-      family: { id: string };
-      child: { id: string };
-    };
-    if (response.status === 201) {
-      return quick
-        ? { name, kind: 'acknowledged', familyId: body.family.id, childId: body.child.id, client }
-        : { name, kind: 'acknowledged', familyId: body.id, client };
-    }
-    return { name, kind: 'refused', status: response.status };
-  } catch (error) {
-    const code = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
-    // Refused before anything was sent: the server no longer accepts connections.
-    return code === 'ECONNREFUSED'
-      ? { name, kind: 'not connected' }
-      : { name, kind: 'cut off', error: code };
+/** The server's own account of itself, for a failure message. */
+function outputOf(server: RunningScript): string {
+  return `server output:\n${server.output.stdout.slice(-4000)}\n${server.output.stderr.slice(-4000)}`;
+}
+
+function exited(server: RunningScript): boolean {
+  return server.child.exitCode !== null || server.child.signalCode !== null;
+}
+
+function unacknowledgedCount(outcomes: Outcome[]): number {
+  return outcomes.filter((o) => o.kind !== 'acknowledged').length;
+}
+
+function expectNothingLost(tally: Tally) {
+  for (const kind of KINDS) {
+    // Every kind was written, or the run proves nothing about it.
+    expect(tally[kind].acknowledged, `acknowledged ${kind}`).toBeGreaterThan(0);
   }
+  expect(KINDS.flatMap((kind) => tally[kind].lost)).toEqual([]);
 }
 
 /**
- * CLIENTS loops writing one request after another until `stopped()` says so or the server
- * stops accepting connections; `onOutcome` sees every answer as it comes.
+ * What has counters buffered at the moment of SIGTERM: a developer with an org, an API key
+ * and an MCP token; an anonymous sandbox session with a child, a connected platform and a
+ * device.
  */
-async function writeUntil(
-  url: string,
-  stopped: () => boolean,
-  onOutcome: (outcome: Outcome) => void = () => {},
-): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, client) => {
-      for (let n = 0; n < 90 && !stopped(); n++) {
-        const outcome = await write(url, client, n);
-        outcomes.push(outcome);
-        onOutcome(outcome);
-        if (outcome.kind === 'not connected') {
-          return;
-        }
-      }
-    }),
+async function newMeter(url: string, run: string) {
+  const ip = addressOf(3, 0);
+  const developer = await newDeveloper(url, ip, `${run}-meter`);
+  const key = await call<{ id: string; key: string }>(
+    url,
+    'POST',
+    `/api/v1/developers/orgs/${developer.orgId}/keys`,
+    developer.session,
+    { name: 'metered', environment: 'test' },
+    201,
   );
-  return outcomes;
+  const token = await call<{ token: { id: string }; plain: string }>(
+    url,
+    'POST',
+    '/api/v1/mcp/tokens',
+    developer.session,
+    { family_id: developer.familyId, label: 'metered' },
+    201,
+  );
+  const sandboxSession = `crash-${run}-meter-${ip}`;
+  const anonymous = { 'x-forwarded-for': ip, 'x-sandbox-session': sandboxSession };
+  const setup = await call<{ family: { id: string }; child: { id: string } }>(
+    url,
+    'POST',
+    '/api/v1/setup/quick',
+    anonymous,
+    { child_name: 'Meter', birth_date: '2014-02-03', family_name: 'meter' },
+    201,
+  );
+  await call(
+    url,
+    'POST',
+    `/api/v1/families/${setup.family.id}/connections`,
+    anonymous,
+    { platform_id: 'nextdns' },
+    201,
+  );
+  const device = await call<{ device: { id: string }; device_key: string }>(
+    url,
+    'POST',
+    `/api/v1/children/${setup.child.id}/devices`,
+    anonymous,
+    { device_name: 'meter phone' },
+    201,
+  );
+  return {
+    ip,
+    ...developer,
+    key: { id: key.id, secret: key.key },
+    token: { id: token.token.id, plain: token.plain },
+    sandboxSession,
+    anonymous,
+    childId: setup.child.id,
+    device: { id: device.device.id, key: device.device_key },
+  };
 }
 
-async function expectAllPresent(url: string, outcomes: Outcome[]) {
-  const acknowledged = outcomes.filter((o) => o.kind === 'acknowledged');
-  const missing: string[] = [];
-  for (const outcome of acknowledged) {
-    const headers = clientHeaders(outcome.client);
-    const family = await fetch(`${url}/api/v1/families/${outcome.familyId}`, { headers });
-    if (family.status !== 200) {
-      missing.push(`family ${outcome.familyId}: ${family.status}`);
-    }
-    if (outcome.childId) {
-      const child = await fetch(`${url}/api/v1/children/${outcome.childId}`, { headers });
-      if (child.status !== 200) {
-        missing.push(`child ${outcome.childId}: ${child.status}`);
-      }
-    }
-  }
-  expect(missing).toEqual([]);
-  return acknowledged.length;
+type Meter = Awaited<ReturnType<typeof newMeter>>;
+
+type Row = Record<string, unknown> & { id: string };
+
+/** The meter key's usage as the database has it, added up over its hourly rows. */
+async function usageOf(url: string, meter: Meter) {
+  const rows = await call<Array<{ total_requests: number; status_2xx: number }>>(
+    url,
+    'GET',
+    `/api/v1/developers/orgs/${meter.orgId}/usage?key_id=${meter.key.id}`,
+    meter.session,
+    undefined,
+    200,
+  );
+  return {
+    total: rows.reduce((sum, row) => sum + row.total_requests, 0),
+    ok: rows.reduce((sum, row) => sum + row.status_2xx, 0),
+  };
 }
 
-/** The names of the families each client's writes left behind. */
-async function landedNames(url: string): Promise<Set<string>> {
-  const names = new Set<string>();
-  for (let client = 0; client < CLIENTS; client++) {
-    const response = await fetch(`${url}/api/v1/families`, { headers: clientHeaders(client) });
-    for (const family of (await response.json()) as Array<{ name: string }>) {
-      if (family.name.startsWith('w-')) {
-        names.add(family.name);
-      }
-    }
-  }
-  return names;
+/**
+ * The buffered counters of the meter as the database has them, read through the API: the
+ * key's usage and last use, the MCP token's last use, the device's last poll. Times are epoch
+ * milliseconds, NaN when never stamped.
+ */
+async function storedCounters(url: string, meter: Meter) {
+  const get = (path: string, headers: Record<string, string>) =>
+    call<Row[]>(url, 'GET', path, headers, undefined, 200);
+  const [usage, keys, tokens, devices] = await Promise.all([
+    usageOf(url, meter),
+    get(`/api/v1/developers/orgs/${meter.orgId}/keys`, meter.session),
+    get('/api/v1/mcp/tokens', meter.session),
+    get(`/api/v1/children/${meter.childId}/devices`, meter.anonymous),
+  ]);
+  const at = (rows: Row[], id: string, field: string) =>
+    Date.parse(String(rows.find((row) => row.id === id)?.[field] ?? ''));
+  return {
+    usage,
+    keyUsedAt: at(keys, meter.key.id, 'last_used_at'),
+    keyUsedFrom: keys.find((key) => key.id === meter.key.id)?.last_used_ip,
+    tokenUsedAt: at(tokens, meter.token.id, 'last_used_at'),
+    deviceSeenAt: at(devices, meter.device.id, 'last_seen_at'),
+  };
 }
+
+/** One request with the meter's API key; resolves with its status. */
+async function keyedRequest(url: string, meter: Meter): Promise<number> {
+  const response = await fetch(`${url}/api/v1/developer/families`, {
+    headers: { authorization: `Bearer ${meter.key.secret}`, 'x-forwarded-for': meter.ip },
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/**
+ * The last moment before SIGTERM. First, lined up with the usage flush timer (every 5 s): one
+ * keyed request, then a wait until the timer has written it. Then at once, all together: an
+ * enforcement queued, KEYED_REQUESTS API-key requests, the MCP token used, the device
+ * polling; a look at what the database has of them; SIGTERM.
+ */
+async function lastMomentThenTerminate(url: string, meter: Meter, server: RunningScript) {
+  const warmUp = await keyedRequest(url, meter);
+  // Polled gently: these reads count against the meter user's rate limit (100 a minute).
+  const deadline = Date.now() + 10_000;
+  while ((await usageOf(url, meter)).total === 0) {
+    if (Date.now() > deadline) {
+      throw new Error('the usage flush timer did not write a keyed request within 10 s');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const from = Date.now();
+  const [job, keyed] = await Promise.all([
+    call<{ id: string }>(
+      url,
+      'POST',
+      `/api/v1/children/${meter.childId}/enforce`,
+      meter.anonymous,
+      {},
+      202,
+    ),
+    Promise.all(Array.from({ length: KEYED_REQUESTS }, () => keyedRequest(url, meter))),
+    call(
+      url,
+      'GET',
+      `/api/v1/families/${meter.familyId}`,
+      { authorization: `Bearer ${meter.token.plain}`, 'x-forwarded-for': meter.ip },
+      undefined,
+      200,
+    ),
+    call(url, 'GET', '/api/v1/device/policy', { 'x-device-key': meter.device.key }, undefined, 200),
+  ]);
+  // What the database has of it (the rest is only in the server's memory).
+  const stored = await storedCounters(url, meter);
+  const terminatedAt = Date.now();
+  server.child.kill('SIGTERM');
+  return { from, jobId: job.id, keyed: [warmUp, ...keyed], stored, terminatedAt };
+}
+
+/** Read straight from the storage a stopped server left: the sandbox session's last use. */
+async function sandboxSessionLastSeen(env: Record<string, string>, name: string): Promise<Date> {
+  const storage = await openStorage(
+    { databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR ?? 'memory' },
+    { migrate: false },
+  );
+  try {
+    const row = await storage.database.db
+      .selectFrom('sandbox_sessions')
+      .select('last_seen_at')
+      .where('name', '=', name)
+      .executeTakeFirstOrThrow();
+    return new Date(row.last_seen_at);
+  } finally {
+    await storage.close();
+  }
+}
+
+const TERMINAL = ['completed', 'failed', 'partial'];
 
 const backends = [
-  { name: 'embedded storage', postgres: false },
-  { name: 'PostgreSQL', postgres: true },
+  { name: 'embedded storage', label: 'PGlite', postgres: false },
+  { name: 'PostgreSQL', label: 'PostgreSQL', postgres: true },
 ].filter((backend) => backend.postgres === Boolean(process.env.DATABASE_URL));
 
 for (const backend of backends) {
@@ -140,6 +264,9 @@ for (const backend of backends) {
       if (backend.postgres) {
         database = await createTestDatabase();
         env = { DATABASE_URL: database.url as string, TRUST_PROXY: 'true' };
+        if (process.env.REDIS_URL) {
+          env.REDIS_URL = process.env.REDIS_URL;
+        }
       } else {
         dataDir = mkdtempSync(join(tmpdir(), 'haven-crash-'));
         env = { DATA_DIR: dataDir, TRUST_PROXY: 'true' };
@@ -153,82 +280,159 @@ for (const backend of backends) {
     });
 
     it(
-      'keeps every acknowledged write across kill -9',
+      'keeps every acknowledged write of every kind across kill -9',
       async () => {
-        run = 'kill';
         const server = await startServer(env);
-        // Killed once 40 writes are acknowledged, while every client still has one in flight.
-        let acknowledged = 0;
-        let killing: Promise<void> | undefined;
-        const outcomes = await writeUntil(
-          server.url,
-          () => killing !== undefined && server.child.exitCode !== null,
-          (outcome) => {
-            if (outcome.kind === 'acknowledged' && ++acknowledged === 40) {
-              killing = killHard(server);
-            }
-          },
-        );
-        await killing;
-        expect(outcomes.filter((o) => o.kind === 'acknowledged').length).toBeGreaterThanOrEqual(40);
-
-        const restarted = await startServer(env);
+        let restarted: RunningServer | undefined;
         try {
-          const kept = await expectAllPresent(restarted.url, outcomes);
-          process.stdout.write(
-            `[crash safety, ${backend.name}] kill -9 under ${CLIENTS} writers: ${kept} acknowledged writes, ${kept} found after restart; ${outcomes.length - kept} requests unacknowledged\n`,
+          const writers = await newWriters(server.url, 'kill', 1);
+          // Killed once KILL_AFTER writes are acknowledged, while every writer still has one
+          // in flight.
+          let acknowledged = 0;
+          let killing: Promise<void> | undefined;
+          const outcomes = await writeUntil(
+            server.url,
+            writers,
+            () => killing !== undefined && exited(server),
+            (outcome) => {
+              if (outcome.kind === 'acknowledged' && ++acknowledged === KILL_AFTER) {
+                killing = killHard(server);
+              }
+            },
           );
+          expect(
+            killing,
+            `only ${acknowledged} writes acknowledged; ${outputOf(server)}`,
+          ).toBeDefined();
+          await killing;
+
+          restarted = await startServer(env);
+          const tally = await verifyAcknowledged(restarted.url, writers, outcomes);
+          console.log(
+            `crash-safety ${backend.label}: ${summaryOf(tally)} (kill -9 under ${WRITERS} writers; ${unacknowledgedCount(outcomes)} requests unacknowledged)`,
+          );
+          expectNothingLost(tally);
         } finally {
-          await killHard(restarted);
+          await killHard(server);
+          if (restarted) {
+            await killHard(restarted);
+          }
         }
       },
       PROCESS_TIMEOUT_MS,
     );
 
     it(
-      'answers every accepted request on SIGTERM, refuses new ones, and exits 0',
+      'on SIGTERM answers every accepted request, refuses new ones, flushes buffered counters and queued jobs, and exits 0',
       async () => {
-        run = 'term';
         const server = await startServer(env);
-        let acknowledged = 0;
-        let terminated = false;
-        const outcomes = await writeUntil(
-          server.url,
-          () => terminated && server.child.exitCode !== null,
-          (outcome) => {
-            if (outcome.kind === 'acknowledged' && ++acknowledged === 40) {
-              terminated = true;
-              server.child.kill('SIGTERM');
-            }
-          },
-        );
-        const started = Date.now();
-        expect(await server.exited).toBe(0);
-        expect(Date.now() - started).toBeLessThan(15_000);
-        expect(server.output.stdout).toContain('"msg":"stopped"');
-        for (const outcome of outcomes) {
-          if (outcome.kind === 'refused') {
-            expect(outcome.status).toBe(503); // arrived on an open connection while closing
-          }
-        }
-        const restarted = await startServer(env);
+        let restarted: RunningServer | undefined;
         try {
-          const kept = await expectAllPresent(restarted.url, outcomes);
-          // A connection can close under a request the server never read (HTTP/1.1
-          // keep-alive: the client must retry, with its Idempotency-Key for a POST). What
-          // must never happen is a request the server carried out going unanswered: every
-          // write that landed was acknowledged.
-          const acknowledged = new Set(
-            outcomes.filter((o) => o.kind === 'acknowledged').map((o) => o.name),
+          const writers = await newWriters(server.url, 'term', 2);
+          const meter = await newMeter(server.url, 'term');
+          let acknowledged = 0;
+          let terminating: ReturnType<typeof lastMomentThenTerminate> | undefined;
+          const outcomes = await writeUntil(
+            server.url,
+            writers,
+            () => terminating !== undefined && exited(server),
+            (outcome) => {
+              if (outcome.kind === 'acknowledged' && ++acknowledged === TERM_AFTER) {
+                terminating = lastMomentThenTerminate(server.url, meter, server);
+                // A failure there must not leave the server running: writers stop on exit.
+                terminating.catch(() => server.child.kill('SIGKILL'));
+              }
+            },
           );
           expect(
-            [...(await landedNames(restarted.url))].filter((n) => !acknowledged.has(n)),
-          ).toEqual([]);
-          process.stdout.write(
-            `[graceful stop, ${backend.name}] SIGTERM under ${CLIENTS} writers: ${kept} acknowledged, all kept; ${outcomes.filter((o) => o.kind === 'refused').length} answered 503, ${outcomes.filter((o) => o.kind === 'not connected').length} refused at connect, ${outcomes.filter((o) => o.kind === 'cut off').length} closed unread (none of them carried out)\n`,
+            terminating,
+            `only ${acknowledged} writes acknowledged; ${outputOf(server)}`,
+          ).toBeDefined();
+          const last = await (terminating as ReturnType<typeof lastMomentThenTerminate>);
+          expect(await server.exited, outputOf(server)).toBe(0);
+          const stoppedWithin = Date.now() - last.terminatedAt;
+          expect(stoppedWithin).toBeLessThan(15_000);
+          expect(server.output.stdout).toContain('"msg":"stopped"');
+          for (const outcome of outcomes) {
+            if (outcome.kind === 'refused') {
+              expect(outcome.status, outcome.label).toBe(503); // arrived while closing
+            }
+          }
+          // Every API-key request before SIGTERM was answered (and so must be counted).
+          expect(last.keyed).toEqual(Array(KEYED_TOTAL).fill(200));
+
+          // Sandbox sessions' last use is written every minute and on close only.
+          const sessionSeenAt = (await sandboxSessionLastSeen(env, meter.sandboxSession)).getTime();
+
+          restarted = await startServer(env);
+          const url = restarted.url;
+          const after = await storedCounters(url, meter);
+          // The enforcement queued last: finished before exit, or by the restarted server.
+          const jobPath = `/api/v1/enforcement/jobs/${last.jobId}`;
+          const jobStatus = async () =>
+            (
+              await call<{ status: string }>(
+                url,
+                'GET',
+                jobPath,
+                { ...meter.anonymous, 'x-forwarded-for': checkAddress() },
+                undefined,
+                200,
+              )
+            ).status;
+          const atRestart = await jobStatus();
+          let finished = atRestart;
+          const waited = await eventually(
+            async () => {
+              finished = await jobStatus();
+              return TERMINAL.includes(finished);
+            },
+            `enforcement job ${last.jobId} to finish`,
+            30_000,
+          ).then(
+            () => undefined,
+            (error: Error) => error,
           );
+          // Every acknowledged write is there; nothing landed unacknowledged.
+          const tally = await verifyAcknowledged(url, writers, outcomes);
+          // A connection can close under a request the server never read (HTTP/1.1
+          // keep-alive: the client must retry, with its Idempotency-Key for a POST). What
+          // must never happen is a request the server carried out going unanswered.
+          const unanswered = await landedUnacknowledged(url, writers, outcomes);
+
+          const before = last.stored;
+          const flushed = (stamp: (c: typeof after) => number, since: number) =>
+            `${stamp(before) >= since ? 'already stored' : 'buffered'}, ${stamp(after) >= since ? 'kept' : 'LOST'}`;
+          console.log(
+            `crash-safety ${backend.label} SIGTERM: ${summaryOf(tally)}; landed unacknowledged ${unanswered.length}; ` +
+              `${outcomes.filter((o) => o.kind === 'refused').length} answered 503, ` +
+              `${outcomes.filter((o) => o.kind === 'not connected').length} refused at connect, ` +
+              `${outcomes.filter((o) => o.kind === 'cut off').length} closed unread; exit 0 in ${stoppedWithin} ms. ` +
+              `At SIGTERM → after restart: key usage ${before.usage.total}/${KEYED_TOTAL} stored → ${after.usage.total}/${KEYED_TOTAL}; ` +
+              `key last use ${flushed((c) => c.keyUsedAt, last.from)}; ` +
+              `MCP token last use ${flushed((c) => c.tokenUsedAt, last.from)}; ` +
+              `device last seen ${flushed((c) => c.deviceSeenAt, last.from)}; ` +
+              `sandbox-session last seen ${sessionSeenAt >= last.from ? 'kept' : 'LOST'}; ` +
+              `enforcement ${TERMINAL.includes(atRestart) ? 'finished before exit' : `${atRestart} at restart, then`} ${finished}`,
+          );
+
+          // Every keyed request counted, the key's, the token's, the device's and the sandbox
+          // session's last use stamped: whatever the flush timers had not written, the stop did.
+          expect(after.usage).toEqual({ total: KEYED_TOTAL, ok: KEYED_TOTAL });
+          expect(after.keyUsedAt).toBeGreaterThanOrEqual(last.from);
+          expect(after.keyUsedFrom).toBe(meter.ip);
+          expect(after.tokenUsedAt).toBeGreaterThanOrEqual(last.from);
+          expect(after.deviceSeenAt).toBeGreaterThanOrEqual(last.from);
+          expect(sessionSeenAt).toBeGreaterThanOrEqual(last.from);
+          expect(waited).toBeUndefined();
+          expect(finished).toBe('completed');
+          expectNothingLost(tally);
+          expect(unanswered).toEqual([]);
         } finally {
-          await killHard(restarted);
+          await killHard(server);
+          if (restarted) {
+            await killHard(restarted);
+          }
         }
       },
       PROCESS_TIMEOUT_MS,

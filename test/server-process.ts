@@ -54,6 +54,8 @@ export async function startServer(env: Record<string, string>) {
   return { ...server, url: url as string };
 }
 
+export type RunningServer = Awaited<ReturnType<typeof startServer>>;
+
 /** SIGKILL, and wait until the process is gone. */
 export async function killHard(running: RunningScript): Promise<void> {
   running.child.kill('SIGKILL');
