@@ -81,6 +81,12 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (failure && failure.status < 500) {
       return sendFailure(reply, failure);
     }
+    if (failure && error instanceof AppError) {
+      // A condition we raised on purpose (a cap reached): no stack, and a flood of them must
+      // not flood the log.
+      request.log.info({ status: failure.status }, failure.message);
+      return sendFailure(reply, failure);
+    }
     if (failure) {
       request.log.warn({ err: error, status: failure.status }, failure.message);
       return sendFailure(reply, failure);

@@ -14,6 +14,7 @@ import {
 } from '../../auth/secrets.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import { createSecretCache } from '../../cache/secret-cache.js';
+import { createWriteBehind, laterDate } from '../../cache/write-behind.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { BadRequestError, requireVisible } from '../../http/errors.js';
@@ -73,24 +74,15 @@ export function createDevicesService(deps: {
     clock,
     load: (keyHash) => findDeviceByKeyHash(db, keyHash),
   });
-  let seen = new Map<string, Date>();
-
-  async function flushSeen(): Promise<void> {
-    const batch = seen;
-    seen = new Map();
-    try {
-      await writeLastSeen(db, batch);
-    } catch (error) {
-      // Kept for the next flush: a lagging last-seen loses nothing.
-      for (const [id, at] of batch) {
-        if ((seen.get(id) ?? 0) < at) {
-          seen.set(id, at);
-        }
-      }
-      deps.log.warn({ err: error }, 'device last-seen flush failed');
-    }
-  }
-  const flushTimer = setInterval(() => void flushSeen(), SEEN_FLUSH_EVERY_MS).unref();
+  const seen = createWriteBehind<Date>({
+    what: 'device last-seen',
+    everyMs: SEEN_FLUSH_EVERY_MS,
+    flushAt: 1_000,
+    maxEntries: 100_000,
+    merge: laterDate,
+    write: (batch) => writeLastSeen(db, batch),
+    log: deps.log,
+  });
 
   async function requireManagedDevice(principal: Principal, id: string, access: 'read' | 'write') {
     return requireVisible(DEVICE_NOT_FOUND, await findDevice(db, id), (device) =>
@@ -157,17 +149,14 @@ export function createDevicesService(deps: {
       if (device?.status !== 'active') {
         return undefined;
       }
-      seen.set(device.id, clock.now());
+      seen.add(device.id, clock.now());
       return { id: device.id, childId: device.child_id, familyId: device.family_id };
     },
 
     /** Writes the buffered last-seen stamps now (the timer and close do it too). */
-    flushSeen,
+    flushSeen: () => seen.flush(),
 
-    async close(): Promise<void> {
-      clearInterval(flushTimer);
-      await flushSeen();
-    },
+    close: () => seen.close(),
   };
 }
 

@@ -186,7 +186,7 @@ export async function writeEnforcementSummary(
 }
 
 /** Moves last_seen_at forward only: an instance flushing late never writes an older stamp. */
-export async function writeLastSeen(db: Db, seen: Map<string, Date>): Promise<void> {
+export async function writeLastSeen(db: Db, seen: ReadonlyMap<string, Date>): Promise<void> {
   if (seen.size === 0) {
     return;
   }

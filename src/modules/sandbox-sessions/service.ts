@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
+import { createWriteBehind, laterDate } from '../../cache/write-behind.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { ServiceUnavailableError } from '../../http/errors.js';
@@ -19,6 +20,12 @@ export const EVICTION_GRACE_MS = 10 * 60_000;
 const FLUSH_EVERY_MS = 60_000;
 const SWEEP_EVERY_MS = 10 * 60_000;
 const EVICTED_CHANNEL = 'sandbox-sessions-evicted';
+
+function sessionLimitReached(): ServiceUnavailableError {
+  return new ServiceUnavailableError(
+    'sandbox session limit reached: reuse an X-Sandbox-Session value or retry later',
+  );
+}
 
 export interface SandboxSessionLimits {
   max: number;
@@ -34,7 +41,19 @@ export function createSandboxSessionsService(deps: {
 }) {
   const { db, clock, limits } = deps;
   const users = new LRUCache<string, string>({ max: Math.min(limits.max, 50_000) });
-  let seen = new Map<string, Date>();
+  const seen = createWriteBehind<Date>({
+    what: 'sandbox session last-seen',
+    everyMs: FLUSH_EVERY_MS,
+    flushAt: 1_000,
+    maxEntries: Math.min(limits.max, 50_000),
+    merge: laterDate,
+    // A lagging last-seen only delays an eviction.
+    write: (batch) => writeLastSeen(db, batch),
+    log: deps.log,
+  });
+  // While the cap is reached and no session can be evicted before this time (epoch ms), a
+  // new name is refused from memory: a flood of invented names costs no transaction.
+  let fullUntil = 0;
 
   deps.bus.subscribe(EVICTED_CHANNEL, (message) => {
     for (const name of JSON.parse(message) as string[]) {
@@ -49,28 +68,11 @@ export function createSandboxSessionsService(deps: {
     }
   }
 
-  async function flush(): Promise<void> {
-    const batch = seen;
-    seen = new Map();
-    try {
-      await writeLastSeen(db, batch);
-    } catch (error) {
-      // Kept for the next flush; a lagging last-seen only delays an eviction.
-      for (const [name, at] of batch) {
-        if ((seen.get(name) ?? 0) < at) {
-          seen.set(name, at);
-        }
-      }
-      deps.log.warn({ err: error }, 'sandbox session last-seen flush failed');
-    }
-  }
-
   async function sweep(): Promise<void> {
     const idleBefore = new Date(clock.now().getTime() - limits.idleMs);
     await forget(await sweepIdleSessions(db, idleBefore, DEFAULT_SANDBOX_SESSION));
   }
 
-  const flushTimer = setInterval(() => void flush(), FLUSH_EVERY_MS).unref();
   const sweepTimer = setInterval(
     () => void sweep().catch((error) => deps.log.warn({ err: error }, 'sandbox sweep failed')),
     SWEEP_EVERY_MS,
@@ -80,18 +82,17 @@ export function createSandboxSessionsService(deps: {
     /** The user behind a session name, created on first use within the bounds above. */
     async resolve(name: string): Promise<string> {
       const now = clock.now();
-      seen.set(name, now);
-      const cached = users.get(name);
-      if (cached) {
-        return cached;
-      }
-      const known = await findSessionUser(db, name);
+      const known = users.get(name) ?? (await findSessionUser(db, name));
       if (known) {
         users.set(name, known);
+        seen.add(name, now);
         return known;
       }
+      if (now.getTime() < fullUntil) {
+        throw sessionLimitReached();
+      }
       // This process's recent activity must be on record before anything is judged idle.
-      await flush();
+      await seen.flush();
       const result = await createSession(db, {
         name,
         userId: randomUUID(),
@@ -103,19 +104,17 @@ export function createSandboxSessionsService(deps: {
       });
       await forget(result.evicted);
       if (result.outcome === 'full') {
-        seen.delete(name);
-        throw new ServiceUnavailableError(
-          'sandbox session limit reached: reuse an X-Sandbox-Session value or retry later',
-        );
+        fullUntil = result.quietestSeenAt.getTime() + EVICTION_GRACE_MS;
+        throw sessionLimitReached();
       }
+      fullUntil = 0;
       users.set(name, result.userId);
       return result.userId;
     },
 
     async close(): Promise<void> {
-      clearInterval(flushTimer);
       clearInterval(sweepTimer);
-      await flush();
+      await seen.close();
     },
   };
 }

@@ -33,7 +33,8 @@ export async function findSessionUser(db: Db, name: string): Promise<string | un
 
 export type CreateOutcome =
   | { outcome: 'existing' | 'created'; userId: string; evicted: string[] }
-  | { outcome: 'full'; evicted: string[] };
+  /** `quietestSeenAt`: when the quietest session was last seen; it can be evicted a grace later. */
+  | { outcome: 'full'; evicted: string[]; quietestSeenAt: Date };
 
 /**
  * Returns the session's user, creating both if needed. Before creating, sessions idle since
@@ -88,7 +89,14 @@ export async function createSession(
         .limit(Number(count) - input.max + 1)
         .execute();
       if (Number(count) - oldest.length >= input.max) {
-        return { outcome: 'full', evicted };
+        const quietest = await trx
+          .selectFrom('sandbox_sessions')
+          .select('last_seen_at')
+          .where('name', '!=', input.keep)
+          .orderBy('last_seen_at')
+          .limit(1)
+          .executeTakeFirst();
+        return { outcome: 'full', evicted, quietestSeenAt: quietest?.last_seen_at ?? input.now };
       }
       evicted.push(...oldest.map((row) => row.name));
       await deleteSessionData(
@@ -165,7 +173,7 @@ export async function sweepIdleSessions(db: Db, idleBefore: Date, keep: string):
 }
 
 /** One statement for a batch of last-seen times; never moves a time backwards. */
-export async function writeLastSeen(db: Db, seen: Map<string, Date>): Promise<void> {
+export async function writeLastSeen(db: Db, seen: ReadonlyMap<string, Date>): Promise<void> {
   if (seen.size === 0) {
     return;
   }

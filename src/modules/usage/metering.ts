@@ -2,7 +2,7 @@
 // token use, through the in-memory recorder flushed every few seconds and at shutdown.
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.js';
-import { endpointPattern, FLUSH_EVERY_MS, type UsageRecorder } from './recorder.js';
+import { endpointPattern, type UsageRecorder } from './recorder.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -38,11 +38,6 @@ export function installUsageMetering(
     done();
   });
 
-  const timer = setInterval(() => void recorder.flush(), FLUSH_EVERY_MS);
-  timer.unref();
   app.decorate('flushUsage', () => recorder.flush());
-  app.addHook('onClose', async () => {
-    clearInterval(timer);
-    await recorder.flush();
-  });
+  app.addHook('onClose', () => recorder.close());
 }
