@@ -1,6 +1,7 @@
 // `npm run bench`: the bare node:http yardstick and Haven (embedded database, seeded on disk),
 // each in its own process, loaded in turn by autocannon from this one. Figures are ratios
 // to bare in the same run, so they mean the same on any machine. Never part of `npm test`.
+// `npm run bench -- --soak [seconds]` runs the memory soak instead (bench/soak.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { openStorage } from '../src/db/storage.js';
 import { createOrgsService } from '../src/modules/orgs/service.js';
 import { createUsersService } from '../src/modules/users/service.js';
 import { signedRequest } from '../test/ocss-signer.js';
+import { soak, soakSeconds } from './soak.js';
 
 interface Row {
   name: string;
@@ -405,6 +407,32 @@ async function freshPostgres(adminUrl: string): Promise<string | undefined> {
 const dataDir = mkdtempSync(join(tmpdir(), 'haven-bench-'));
 const havenPort = await freePort();
 const auth = await seed({ dataDir }, `http://127.0.0.1:${havenPort}`);
+const soakFor = soakSeconds(process.argv);
+if (soakFor !== undefined) {
+  const server = await startServer(
+    ['dist/main.js'],
+    { DATA_DIR: dataDir, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TRUST_PROXY: 'true' },
+    havenPort,
+  );
+  try {
+    const report = await soak(
+      {
+        url: server.url,
+        pid: server.child.pid as number,
+        apiKey: auth.key,
+        deviceKeys: auth.devices.keys,
+        deviceEtag: auth.devices.etag,
+      },
+      soakFor,
+      CONNECTIONS,
+    );
+    process.stdout.write(`${report.join('\n')}\n`);
+  } finally {
+    await stop(server.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 const postgresAdminUrl =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const postgresUrl = await freshPostgres(postgresAdminUrl);
