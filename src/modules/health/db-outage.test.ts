@@ -45,10 +45,22 @@ describe.runIf(databaseUrl)('product routes while PostgreSQL is away', () => {
         // Bounded by the pool's 5 s connection timeout: a cut never turns into a hang.
         expect(Date.now() - started).toBeLessThan(10_000);
       }
+      // Under load: 24 reads and writes at once, every one a prompt 503, none a hang.
+      const started = Date.now();
+      const burst = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? read() : write())),
+      );
+      expect(burst.map((res) => res.statusCode)).toEqual(Array(24).fill(503));
+      expect(Date.now() - started).toBeLessThan(10_000);
+      const health = await t.app.inject({ url: '/health' });
+      expect(health.statusCode).toBe(503);
+      expect(health.json()).toMatchObject({ status: 'unavailable', database: 'unavailable' });
       expect(t.logs.some((line) => line.msg === 'internal error')).toBe(false);
       await proxy.restore();
       await eventually(async () => (await read()).statusCode === 200, 'reads to recover');
       expect((await write()).statusCode).toBe(201);
+      clock.advance(1_000); // past the health answer's one-second cache
+      expect((await t.app.inject({ url: '/health' })).statusCode).toBe(200);
     } finally {
       await t.app.close();
       await handle.close();
