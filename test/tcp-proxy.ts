@@ -46,6 +46,23 @@ export class TcpProxy {
   }
 }
 
+/**
+ * Starts a proxy in front of the service at `serviceUrl` (postgres://…, redis://…) and gives
+ * the same URL pointed through it.
+ */
+export async function proxyInFrontOf(
+  serviceUrl: string,
+): Promise<{ proxy: TcpProxy; url: string }> {
+  const target = new URL(serviceUrl);
+  const defaultPort = target.protocol.startsWith('redis') ? 6379 : 5432;
+  const proxy = new TcpProxy(target.hostname, Number(target.port || defaultPort));
+  await proxy.start();
+  const viaProxy = new URL(target);
+  viaProxy.hostname = '127.0.0.1';
+  viaProxy.port = String(proxy.port);
+  return { proxy, url: viaProxy.toString() };
+}
+
 /** Polls `check` until it holds, or fails after the deadline (never a fixed sleep). */
 export async function eventually(
   check: () => Promise<boolean>,

@@ -5,7 +5,7 @@ import { buildTestApp } from '../../test/app.js';
 import { TestClock } from '../../test/clock.js';
 import { bearer, createOrg, mintKey, newSession } from '../../test/identity.js';
 import { withTwoInstances } from '../../test/instances.js';
-import { eventually, TcpProxy } from '../../test/tcp-proxy.js';
+import { eventually, proxyInFrontOf } from '../../test/tcp-proxy.js';
 
 const redisUrl = process.env.REDIS_URL;
 const shared = Boolean(process.env.DATABASE_URL && redisUrl);
@@ -34,14 +34,9 @@ describe.runIf(shared)('rate limits shared through Redis', () => {
   });
 
   it('falls back to the process while Redis is unreachable, logs it once, and rejoins', async () => {
-    const target = new URL(redisUrl ?? '');
-    const proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
-    await proxy.start();
-    const viaProxy = new URL(target);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
+    const { proxy, url: viaProxy } = await proxyInFrontOf(redisUrl ?? '');
     const clock = new TestClock(new Date(Date.now() + Math.random() * 1e12));
-    const t = await buildTestApp({ clock, env: { REDIS_URL: viaProxy.toString() } });
+    const t = await buildTestApp({ clock, env: { REDIS_URL: viaProxy } });
     try {
       const owner = await newSession(t.app);
       const call = () => t.app.inject({ url: '/api/v1/families', headers: owner.auth });

@@ -9,7 +9,7 @@ import type { TestApp } from '../../../test/app.js';
 import { TestClock } from '../../../test/clock.js';
 import { bearer, createOrg, mintKey, newSession } from '../../../test/identity.js';
 import { withTwoInstances } from '../../../test/instances.js';
-import { eventually, TcpProxy } from '../../../test/tcp-proxy.js';
+import { eventually, proxyInFrontOf } from '../../../test/tcp-proxy.js';
 
 const shared = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 const UNAVAILABLE = 'redis unavailable: invalidations stay in this process';
@@ -39,12 +39,7 @@ describe.runIf(shared)('key revocation across instances (Redis)', () => {
   });
 
   it('keeps revocations in the process while Redis is unreachable, logs it once, and rejoins', async () => {
-    const target = new URL(process.env.REDIS_URL ?? '');
-    const proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
-    await proxy.start();
-    const viaProxy = new URL(target);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
+    const { proxy, url: viaProxy } = await proxyInFrontOf(process.env.REDIS_URL ?? '');
     // Every ioredis client's events, to show that reconnect attempts keep failing (and
     // firing 'error') while Redis is away, yet the warning stays at one line.
     const emit = vi.spyOn(Redis.prototype, 'emit');
@@ -63,7 +58,7 @@ describe.runIf(shared)('key revocation across instances (Redis)', () => {
     };
     const clock = new TestClock();
     try {
-      await withTwoInstances({ clock, env: { REDIS_URL: viaProxy.toString() } }, async (a, b) => {
+      await withTwoInstances({ clock, env: { REDIS_URL: viaProxy } }, async (a, b) => {
         const lines = (t: TestApp, msg: string) => t.logs.filter((l) => l.msg === msg);
         const owner = await newSession(a.app);
         const org = await createOrg(a.app, owner);

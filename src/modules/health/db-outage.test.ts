@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../../test/app.js';
 import { TestClock } from '../../../test/clock.js';
 import { createTestDatabase } from '../../../test/database.js';
-import { eventually, TcpProxy } from '../../../test/tcp-proxy.js';
+import { eventually, proxyInFrontOf } from '../../../test/tcp-proxy.js';
 import { connectPostgres } from '../../db/connect.js';
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -12,13 +12,8 @@ const databaseUrl = process.env.DATABASE_URL;
 describe.runIf(databaseUrl)('product routes while PostgreSQL is away', () => {
   it('answer 503 within the bound while the connection is cut, and recover by themselves', async () => {
     const database = await createTestDatabase();
-    const target = new URL(database.url ?? '');
-    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    await proxy.start();
-    const viaProxy = new URL(target);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
-    const handle = connectPostgres(viaProxy.toString());
+    const { proxy, url: viaProxy } = await proxyInFrontOf(database.url ?? '');
+    const handle = connectPostgres(viaProxy);
     const clock = new TestClock();
     const t = await buildTestApp({ database: { ...database, handle }, clock });
     const who = { 'x-sandbox-session': 'outage' };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { TestClock } from '../../../test/clock.js';
 import { createTestDatabase } from '../../../test/database.js';
-import { eventually, TcpProxy } from '../../../test/tcp-proxy.js';
+import { eventually, proxyInFrontOf } from '../../../test/tcp-proxy.js';
 import { connectPostgres } from '../../db/connect.js';
 
 describe('GET /health', () => {
@@ -43,13 +43,8 @@ const databaseUrl = process.env.DATABASE_URL;
 describe.runIf(databaseUrl)('GET /health when PostgreSQL goes away and comes back', () => {
   it('answers 503 while the connection is cut and recovers by itself', async () => {
     const database = await createTestDatabase();
-    const target = new URL(database.url ?? '');
-    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    await proxy.start();
-    const viaProxy = new URL(target);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
-    const handle = connectPostgres(viaProxy.toString());
+    const { proxy, url: viaProxy } = await proxyInFrontOf(database.url ?? '');
+    const handle = connectPostgres(viaProxy);
     const clock = new TestClock();
     const t = await buildTestApp({ database: { ...database, handle }, clock });
     const health = async () => {

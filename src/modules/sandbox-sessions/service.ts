@@ -82,9 +82,12 @@ export function createSandboxSessionsService(deps: {
     /** The user behind a session name, created on first use within the bounds above. */
     async resolve(name: string): Promise<string> {
       const now = clock.now();
-      const known = users.get(name) ?? (await findSessionUser(db, name));
+      const cached = users.get(name);
+      const known = cached ?? (await findSessionUser(db, name));
       if (known) {
-        users.set(name, known);
+        if (!cached) {
+          users.set(name, known);
+        }
         seen.add(name, now);
         return known;
       }

@@ -30,10 +30,10 @@ function merge(older: Pending, newer: Pending): Pending {
     older.row.total_requests += newer.row.total_requests;
     return older;
   }
-  if (older.kind !== 'count' && newer.kind !== 'count') {
-    return newer.use.at > older.use.at ? newer : older;
-  }
-  return newer;
+  // Ids carry their kind, so both are last uses of one key or token: the later one wins.
+  return older.kind !== 'count' && newer.kind !== 'count' && older.use.at > newer.use.at
+    ? older
+    : newer;
 }
 
 export function createUsageRecorder(deps: { db: Db; log: FastifyBaseLogger }) {
