@@ -19,6 +19,7 @@ import { openStorage } from '../src/db/storage.js';
 import { createOrgsService } from '../src/modules/orgs/service.js';
 import { createUsersService } from '../src/modules/users/service.js';
 import { signedRequest } from '../test/ocss-signer.js';
+import { clientAddress } from './client-address.js';
 import { soak, soakSeconds } from './soak.js';
 
 interface Row {
@@ -331,7 +332,7 @@ function spreadOverClients(): Partial<autocannon.Options> {
           client++;
           request.headers = {
             ...request.headers,
-            'x-forwarded-for': `10.${(client >> 16) & 255}.${(client >> 8) & 255}.${client & 255}`,
+            'x-forwarded-for': clientAddress(client),
           };
           return request;
         },

@@ -6,6 +6,7 @@
 // instead of levelling off.
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { clientAddress } from './client-address.js';
 
 export interface SoakTarget {
   url: string;
@@ -82,7 +83,7 @@ async function run(url: string, row: SoakRow, seconds: number, connections: numb
           clientCounter++;
           const headers: Record<string, string> = {
             ...(request.headers as Record<string, string>),
-            'x-forwarded-for': `10.${(clientCounter >> 16) & 255}.${(clientCounter >> 8) & 255}.${clientCounter & 255}`,
+            'x-forwarded-for': clientAddress(clientCounter),
           };
           if (row.rotate) {
             headers[row.rotate.header] = row.rotate.values[
