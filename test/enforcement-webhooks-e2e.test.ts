@@ -73,7 +73,7 @@ describe('enforcement and webhooks, end to end', () => {
     return job as { id: string; status: string; results: JobResult[]; completed_at: string };
   }
 
-  it('completes, then goes partial when a platform fails, and tells the endpoint both times', async () => {
+  it('completes, goes partial when a platform fails, fails when none is reached, and tells the endpoint each time', async () => {
     const setup = await call('POST', '/api/v1/setup/quick', {
       child_name: 'Noa',
       birth_date: '2014-09-12',
@@ -134,10 +134,28 @@ describe('enforcement and webhooks, end to end', () => {
     expect(failed?.error_message).toMatch(/simulated/);
     expect(partial.results.find((r) => r.platform_id === 'nextdns')?.status).toBe('success');
 
-    // Both events arrive, each verified by a Standard Webhooks implementation.
+    // Nothing reached: a platform outside the catalog (unsupported) beside both platforms
+    // failing is no success at all, so the job failed (CONTRACT §8).
+    const unknown = await call('POST', `/api/v1/families/${familyId}/connections`, {
+      platform_id: 'acme-router-9000',
+    });
+    expect(unknown.status).toBe(201);
+    for (const platformId of PLATFORMS) {
+      const arm = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/sandbox/platforms/${platformId}/fail`,
+        headers: who,
+        payload: { family_id: familyId, times: 1 },
+      });
+      expect(arm.statusCode, arm.body).toBeLessThan(300);
+    }
+    const none = await enforceAndWait(childId, 'failed');
+    expect(none.results.map((r) => r.status).sort()).toEqual(['failed', 'failed', 'unsupported']);
+
+    // The three events arrive, each verified by a Standard Webhooks implementation.
     await eventually(
-      async () => receiver.received.length >= 2,
-      'the two enforcement webhooks to arrive',
+      async () => receiver.received.length >= 3,
+      'the three enforcement webhooks to arrive',
     );
     const verifier = new Webhook(secret);
     const byJob = new Map<string, { type: string; status: string }>();
@@ -152,11 +170,12 @@ describe('enforcement and webhooks, end to end', () => {
     }
     expect(byJob.get(completed.id)).toEqual({ type: 'enforcement.completed', status: 'completed' });
     expect(byJob.get(partial.id)).toEqual({ type: 'enforcement.partial', status: 'partial' });
+    expect(byJob.get(none.id)).toEqual({ type: 'enforcement.failed', status: 'failed' });
 
     // The connections remember how their last enforcement went.
     const listed = await call('GET', `/api/v1/families/${familyId}/connections`);
     const android = listed.body.find((c: { platform_id: string }) => c.platform_id === 'android');
     expect(android.last_enforcement_status).toBe('failed');
-    expect(android.last_enforcement_at).toBe(partial.completed_at);
+    expect(android.last_enforcement_at).toBe(none.completed_at);
   });
 });

@@ -338,11 +338,12 @@ describe('enforcement runs (sandbox adapters)', () => {
 });
 
 describe('enforcement edge cases', () => {
-  it('reports a platform outside the catalog as unsupported; it does not fail the job', async () => {
+  it('reports a platform outside the catalog as unsupported; unsupported is not a success', async () => {
     const setup = await quickSetup(alice);
     const unknown = await connect(alice, setup.familyId, 'acme-router-9000');
     const onlyUnknown = await finished(alice, (await enforce(alice, setup.childId)).id);
-    expect(onlyUnknown.status).toBe('completed');
+    // The policy reached no platform: the job failed (CONTRACT §8).
+    expect(onlyUnknown.status).toBe('failed');
     expect(onlyUnknown.results).toEqual([
       {
         platform_id: 'acme-router-9000',
@@ -355,9 +356,15 @@ describe('enforcement edge cases', () => {
       },
     ]);
     await connect(alice, setup.familyId, 'netflix');
+    // One success beside the unsupported platform: in force somewhere, not everywhere.
+    const someWhere = await finished(alice, (await enforce(alice, setup.childId)).id);
+    expect(someWhere.status).toBe('partial');
+    expect(someWhere.results.map((r: { status: string }) => r.status).sort()).toEqual([
+      'success',
+      'unsupported',
+    ]);
     await arm(alice, 'netflix', { family_id: setup.familyId });
     const failed = await finished(alice, (await enforce(alice, setup.childId)).id);
-    // The unsupported platform was never attempted: the one attempted failed, so the job did.
     expect(failed.status).toBe('failed');
   });
 

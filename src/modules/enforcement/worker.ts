@@ -26,15 +26,14 @@ export interface EnforcementJobData {
 type Target = Awaited<ReturnType<ConnectionsService['enforcementTargetsOf']>>[number];
 
 /**
- * No connection → completed with no results. Otherwise only attempted platforms count
- * (`unsupported` ones were never tried): all succeeded → completed, some → partial, none →
- * failed; a job whose every platform is unsupported attempted nothing, and so nothing
- * failed: completed.
+ * CONTRACT §8: `completed` means the policy is in force on every connected platform. Every
+ * result `success` → completed; some `success` → partial; none (every result `failed` or
+ * `unsupported`) → failed; no connection → completed with no results. `unsupported` is not
+ * a success: the parent's policy did not reach that platform.
  */
 export function jobStatusOf(results: PlatformOutcome[]): FinishedStatus {
-  const attempted = results.filter((r) => r.status !== 'unsupported');
-  const succeeded = attempted.filter((r) => r.status === 'success').length;
-  if (succeeded === attempted.length) {
+  const succeeded = results.filter((r) => r.status === 'success').length;
+  if (succeeded === results.length) {
     return 'completed';
   }
   return succeeded === 0 ? 'failed' : 'partial';
