@@ -10,6 +10,7 @@ import { installCors } from './http/cors.js';
 import { installDraining } from './http/draining.js';
 import { installErrorHandler, sendFailure } from './http/error-handler.js';
 import { createFastPaths } from './http/fast-path.js';
+import { registerFavicon } from './http/favicon.js';
 import { installIdempotency } from './http/idempotency.js';
 import { BODY_LIMIT_BYTES, installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -59,7 +60,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: fastifyTrustProxy(config.trustProxy),
     bodyLimit: BODY_LIMIT_BYTES,
-    return503OnClosing: true,
+    // Requests that arrive while closing are answered by the drain hook (house envelope;
+    // /health says `draining`), not by Fastify's own 503 body.
+    return503OnClosing: false,
     routerOptions: { maxParamLength: 512 },
     // Errors raised before routing (a malformed URL) still leave as the house envelope.
     frameworkErrors: (error, request, reply) => {
@@ -79,6 +82,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installDraining(app);
   installCors(app);
   await registerOpenApi(app, config);
+  registerFavicon(app);
   const db = deps.database.db;
   const services = await createServices(
     config,

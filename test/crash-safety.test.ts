@@ -9,9 +9,8 @@
 //   (key usage and last use, MCP token last use, device and sandbox-session last seen) are
 //   written, the enforcement queued last is not lost, and the process exits 0.
 // On embedded storage (a DATA_DIR on disk) and, when DATABASE_URL is set, on PostgreSQL.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage } from '../src/db/storage.js';
 import {
@@ -29,7 +28,7 @@ import {
   type Writer,
   writeUntil,
 } from './acknowledged-writes.js';
-import { createTestDatabase, type TestDatabase } from './database.js';
+import { createTestDatabase, newDataDir, type TestDatabase } from './database.js';
 import { killHard, type RunningScript, type RunningServer, startServer } from './server-process.js';
 import { eventually } from './tcp-proxy.js';
 
@@ -55,6 +54,68 @@ function outputOf(server: RunningScript): string {
 
 function exited(server: RunningScript): boolean {
   return server.child.exitCode !== null || server.child.signalCode !== null;
+}
+
+/**
+ * A load balancer's view: /health polled back to back from before SIGTERM until the process
+ * is gone. Each answer is kept (a refused connection, once the port is closed, is not one).
+ */
+function pollHealth(url: string, server: RunningScript) {
+  const answers: Array<{ status: number; body: string }> = [];
+  const polling = (async () => {
+    while (!exited(server)) {
+      try {
+        const response = await fetch(`${url}/health`);
+        answers.push({ status: response.status, body: await response.text() });
+      } catch {
+        // Closed port or connection: the drain is over.
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  return { answers, done: () => polling };
+}
+
+/**
+ * A request the server has taken in (it answered `100 Continue`, so the request reached the
+ * app and counts as in flight) whose body is held back: the drain must wait for it, which
+ * keeps the instance draining long enough to be seen doing so. finish() sends the rest and
+ * resolves with the answer's status line.
+ */
+async function holdRequestOpen(url: string) {
+  const { hostname, port } = new URL(url);
+  const body = JSON.stringify({ name: 'held across SIGTERM' });
+  const socket = connect(Number(port), hostname);
+  let received = '';
+  socket.on('data', (chunk) => {
+    received += String(chunk);
+  });
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.write(
+    `POST /api/v1/families HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${body.length}\r\n` +
+      `x-sandbox-session: held-${checkAddress()}\r\nx-forwarded-for: ${checkAddress()}\r\n` +
+      'expect: 100-continue\r\n\r\n',
+  );
+  await eventually(async () => received.includes('100 Continue'), 'the server to take the request');
+  return {
+    async finish(): Promise<string> {
+      // Written, not ended: Node's server treats a client's half-close as the request being
+      // abandoned (it does not allow half-open sockets) and would drop the answer.
+      socket.write(body);
+      const finalStatus = () =>
+        received.split('\r\n').find((line) => /^HTTP\/1\.1 [2-5]/.test(line));
+      await eventually(async () => finalStatus() !== undefined, 'the held request to be answered');
+      // Answers sent while draining say `Connection: close`: the server closes this socket.
+      await closed;
+      return finalStatus() as string;
+    },
+  };
+}
+
+/** Log lines at error level or above (pino: 50 error, 60 fatal). */
+function errorLines(server: RunningScript): string[] {
+  return server.output.stdout.split('\n').filter((line) => /"level":(5|6)\d/.test(line));
 }
 
 function unacknowledgedCount(outcomes: Outcome[]): number {
@@ -191,7 +252,12 @@ async function keyedRequest(url: string, meter: Meter): Promise<number> {
  * enforcement queued, KEYED_REQUESTS API-key requests, the MCP token used, the device
  * polling; a look at what the database has of them; SIGTERM.
  */
-async function lastMomentThenTerminate(url: string, meter: Meter, server: RunningScript) {
+async function lastMomentThenTerminate(
+  url: string,
+  meter: Meter,
+  server: RunningScript,
+  health: ReturnType<typeof pollHealth>,
+) {
   const warmUp = await keyedRequest(url, meter);
   // Polled gently: these reads count against the meter user's rate limit (100 a minute).
   const deadline = Date.now() + 10_000;
@@ -224,9 +290,16 @@ async function lastMomentThenTerminate(url: string, meter: Meter, server: Runnin
   ]);
   // What the database has of it (the rest is only in the server's memory).
   const stored = await storedCounters(url, meter);
+  const held = await holdRequestOpen(url);
   const terminatedAt = Date.now();
   server.child.kill('SIGTERM');
-  return { from, jobId: job.id, keyed: [warmUp, ...keyed], stored, terminatedAt };
+  // Draining now, until the held request is answered: the health poller must see it.
+  await eventually(
+    async () => health.answers.filter((a) => a.status === 503).length >= 3,
+    '/health to answer 503 while draining',
+  );
+  const heldAnswer = await held.finish();
+  return { from, jobId: job.id, keyed: [warmUp, ...keyed], stored, terminatedAt, heldAnswer };
 }
 
 /** Read straight from the storage a stopped server left: the sandbox session's last use. */
@@ -268,7 +341,7 @@ for (const backend of backends) {
           env.REDIS_URL = process.env.REDIS_URL;
         }
       } else {
-        dataDir = mkdtempSync(join(tmpdir(), 'haven-crash-'));
+        dataDir = newDataDir('crash');
         env = { DATA_DIR: dataDir, TRUST_PROXY: 'true' };
       }
     });
@@ -330,6 +403,7 @@ for (const backend of backends) {
         try {
           const writers = await newWriters(server.url, 'term', 2);
           const meter = await newMeter(server.url, 'term');
+          const health = pollHealth(server.url, server);
           let acknowledged = 0;
           let terminating: ReturnType<typeof lastMomentThenTerminate> | undefined;
           const outcomes = await writeUntil(
@@ -338,7 +412,7 @@ for (const backend of backends) {
             () => terminating !== undefined && exited(server),
             (outcome) => {
               if (outcome.kind === 'acknowledged' && ++acknowledged === TERM_AFTER) {
-                terminating = lastMomentThenTerminate(server.url, meter, server);
+                terminating = lastMomentThenTerminate(server.url, meter, server, health);
                 // A failure there must not leave the server running: writers stop on exit.
                 terminating.catch(() => server.child.kill('SIGKILL'));
               }
@@ -353,6 +427,22 @@ for (const backend of backends) {
           const stoppedWithin = Date.now() - last.terminatedAt;
           expect(stoppedWithin).toBeLessThan(15_000);
           expect(server.output.stdout).toContain('"msg":"stopped"');
+          // /health said ok, then draining in its documented shape; never a 500, and the
+          // stop logged nothing at error level.
+          await health.done();
+          const shapes = health.answers.map(
+            ({ status, body }) => `${status} ${JSON.parse(body).status}`,
+          );
+          expect(shapes.length).toBeGreaterThan(0);
+          expect(new Set(shapes)).toSatisfy((seen: Set<string>) =>
+            [...seen].every((shape) => shape === '200 ok' || shape === '503 draining'),
+          );
+          expect(errorLines(server)).toEqual([]);
+          expect(shapes.filter((shape) => shape === '503 draining').length).toBeGreaterThanOrEqual(
+            3,
+          );
+          // The request held across SIGTERM was carried out and answered.
+          expect(last.heldAnswer).toBe('HTTP/1.1 201 Created');
           for (const outcome of outcomes) {
             if (outcome.kind === 'refused') {
               expect(outcome.status, outcome.label).toBe(503); // arrived while closing
@@ -406,6 +496,7 @@ for (const backend of backends) {
           console.log(
             `crash-safety ${backend.label} SIGTERM: ${summaryOf(tally)}; landed unacknowledged ${unanswered.length}; ` +
               `${outcomes.filter((o) => o.kind === 'refused').length} answered 503, ` +
+              `/health polled ${health.answers.length}× (${shapes.filter((x) => x === '503 draining').length} draining), ` +
               `${outcomes.filter((o) => o.kind === 'not connected').length} refused at connect, ` +
               `${outcomes.filter((o) => o.kind === 'cut off').length} closed unread; exit 0 in ${stoppedWithin} ms. ` +
               `At SIGTERM → after restart: key usage ${before.usage.total}/${KEYED_TOTAL} stored → ${after.usage.total}/${KEYED_TOTAL}; ` +

@@ -16,8 +16,19 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Stop taking requests and wait (bounded) for those in flight; then close(). */
     drain: Draining['drain'];
+    /** True once drain() was called: the instance is on its way out. */
+    readonly draining: boolean;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The route answers for itself while draining (the health probe says `draining` in its
+     * own documented shape, which load balancers read) instead of the generic 503.
+     */
+    answersWhileDraining?: boolean;
   }
 }
+
+export const DRAINING_MESSAGE = 'server is shutting down: retry shortly';
 
 export function installDraining(app: FastifyInstance): void {
   /** Requests counted in: the 503s of the drain itself never were. */
@@ -27,9 +38,9 @@ export function installDraining(app: FastifyInstance): void {
   let idle: (() => void) | undefined;
 
   app.addHook('onRequest', (request, reply, done) => {
-    if (draining) {
+    if (draining && !request.routeOptions.config.answersWhileDraining) {
       reply.header('connection', 'close');
-      sendFailure(reply, { status: 503, message: 'server is shutting down: retry shortly' });
+      sendFailure(reply, { status: 503, message: DRAINING_MESSAGE });
       return;
     }
     inFlight++;
@@ -58,6 +69,15 @@ export function installDraining(app: FastifyInstance): void {
     done();
   });
 
+  // close() without drain() first (tests, a failed start) still refuses new requests rather
+  // than routing them into resources that are closing.
+  app.addHook('preClose', (done) => {
+    draining = true;
+    done();
+  });
+  app.decorate('draining', {
+    getter: () => draining,
+  });
   app.decorate('drain', (timeoutMs: number): Promise<void> => {
     draining = true;
     if (inFlight === 0) {

@@ -38,6 +38,34 @@ describe('GET /health', () => {
   });
 });
 
+describe('GET /health while the instance drains (graceful stop)', () => {
+  it('answers 503 draining in its documented shape, and nothing logs at error level', async () => {
+    const t = await buildTestApp();
+    try {
+      await t.app.drain(1_000);
+      for (let poll = 0; poll < 5; poll++) {
+        const res = await t.app.inject({ url: '/health' });
+        expect(res.statusCode, res.body).toBe(503);
+        expect(res.headers.connection).toBe('close');
+        expect(res.json()).toEqual({
+          status: 'draining',
+          error: 'Service Unavailable',
+          message: 'server is shutting down: retry shortly',
+          code: 503,
+          database: 'ok',
+        });
+      }
+      // Every other route gets the drain's plain 503.
+      const other = await t.app.inject({ url: '/api/v1/platforms' });
+      expect(other.statusCode).toBe(503);
+      expect(other.json().message).toBe('server is shutting down: retry shortly');
+      expect(t.logs.filter((line) => Number(line.level) >= 50)).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 const databaseUrl = process.env.DATABASE_URL;
 
 describe.runIf(databaseUrl)('GET /health when PostgreSQL goes away and comes back', () => {

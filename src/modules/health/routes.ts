@@ -2,6 +2,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { DRAINING_MESSAGE } from '../../http/draining.js';
 import { errorEnvelope } from '../../http/errors.js';
 import type { HealthService } from './service.js';
 
@@ -12,11 +13,15 @@ const HealthOk = Type.Object({
 });
 
 const HealthUnavailable = Type.Object({
-  status: Type.Literal('unavailable'),
+  status: Type.Union([Type.Literal('unavailable'), Type.Literal('draining')], {
+    description:
+      '`unavailable`: the database does not answer; `draining`: the instance is stopping ' +
+      '(graceful shutdown) and takes no new work; send traffic elsewhere',
+  }),
   error: Type.String(),
   message: Type.String(),
   code: Type.Integer(),
-  database: Type.Literal('unavailable'),
+  database: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
 });
 
 export function healthRoutes(service: HealthService, environment: string) {
@@ -27,19 +32,30 @@ export function healthRoutes(service: HealthService, environment: string) {
         schema: {
           operationId: 'getHealth',
           summary: 'Whether this instance can serve requests',
-          description: 'Answers 200 while the database answers, 503 otherwise. Unmetered.',
+          description:
+            'Answers 200 while the database answers; 503 `unavailable` when it does not, and ' +
+            '503 `draining` while the instance shuts down gracefully. Unmetered.',
           tags: ['Meta'],
           response: { 200: HealthOk, 503: HealthUnavailable },
         },
+        config: { answersWhileDraining: true },
       },
       async (_request, reply) => {
-        if ((await service.databaseStatus()) === 'ok') {
-          return { status: 'ok' as const, environment, database: 'ok' as const };
+        const database = await service.databaseStatus();
+        if (app.draining) {
+          return reply.code(503).send({
+            status: 'draining' as const,
+            ...errorEnvelope(503, DRAINING_MESSAGE),
+            database,
+          });
+        }
+        if (database === 'ok') {
+          return { status: 'ok' as const, environment, database };
         }
         return reply.code(503).send({
           status: 'unavailable' as const,
           ...errorEnvelope(503, 'database unavailable'),
-          database: 'unavailable' as const,
+          database,
         });
       },
     );
