@@ -5,14 +5,15 @@
 // else to Fastify untouched; it still sets the headers every response carries.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { FastifyServerFactory } from 'fastify';
+import { lingerOnEarlyAnswers } from './lingering-close.js';
 
 /** Answers the request and returns true, or returns false without touching it. */
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 export function createFastPaths() {
   const paths: FastPath[] = [];
-  const serverFactory: FastifyServerFactory = (handler) =>
-    createServer((request, response) => {
+  const serverFactory: FastifyServerFactory = (handler) => {
+    const server = createServer((request, response) => {
       for (const path of paths) {
         if (path(request, response)) {
           return;
@@ -20,6 +21,9 @@ export function createFastPaths() {
       }
       handler(request, response);
     });
+    lingerOnEarlyAnswers(server);
+    return server;
+  };
   return {
     serverFactory,
     add(path: FastPath): void {
