@@ -131,11 +131,19 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
 
   await app.register(scalar, {
     routePrefix: '/docs',
+    // The page stands alone: its script comes from this process, and every feature that
+    // calls Scalar's hosted services is off (a browser test fails on any request to another
+    // origin): the AI agent, the developer toolbar (SDK generation, sharing to Scalar's
+    // registry), the button that opens the hosted client, telemetry and web fonts. The
+    // in-page "Test Request" client stays: it calls this API, same origin.
     configuration: {
       title: 'Haven API reference',
       url: '/openapi.json',
-      // Nothing is fetched from a CDN: the script is served by this process.
       withDefaultFonts: false,
+      agent: { disabled: true },
+      showDeveloperTools: 'never',
+      hideClientButton: true,
+      telemetry: false,
     },
   });
 }

@@ -1,24 +1,20 @@
 // The consent page in a real browser (Debian's chromium, driven by playwright-core): it
 // renders under its own Content-Security-Policy without a violation, and clicking Approve
 // lands on the client's callback with a code and the state.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
+import {
+  BROWSER_TIMEOUT_MS,
+  launchChromium,
+  requireChromium,
+  watchedPage,
+} from '../../../test/browser.js';
 import { DEMO_CHILDREN } from '../demo/demo-family.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAS_CHROMIUM = existsSync(CHROMIUM);
-const BROWSER_TIMEOUT_MS = 60_000;
-
-if (!HAS_CHROMIUM) {
-  console.warn(
-    `consent-browser.test.ts: chromium was not found at ${CHROMIUM}; skipping the browser ` +
-      'test (install it with `apt-get install -y chromium`).',
-  );
-}
+const enabled = requireChromium('consent-browser.test.ts');
 
 /** The client's redirect endpoint: records what it received and says so in a page. */
 function startCallbackServer(): Promise<{ server: Server; url: string; received: string[] }> {
@@ -36,7 +32,7 @@ function startCallbackServer(): Promise<{ server: Server; url: string; received:
   });
 }
 
-describe.skipIf(!HAS_CHROMIUM)('consent page in chromium', () => {
+describe.runIf(enabled)('consent page in chromium', () => {
   let t: TestApp;
   let base: string;
   let callback: Awaited<ReturnType<typeof startCallbackServer>>;
@@ -46,19 +42,7 @@ describe.skipIf(!HAS_CHROMIUM)('consent page in chromium', () => {
     t = await buildTestApp();
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     callback = await startCallbackServer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, BROWSER_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -71,15 +55,11 @@ describe.skipIf(!HAS_CHROMIUM)('consent page in chromium', () => {
     if (!browser) {
       throw new Error('the browser did not start');
     }
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') {
-        problems.push(message.text());
-      }
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
+    // The callback is the client's own server, on another origin: only that one is allowed.
+    const watched = await watchedPage(browser, new URL(base).origin);
+    const { context, page } = watched;
+    const problems = () =>
+      watched.problems.filter((problem) => !problem.includes(new URL(callback.url).origin));
     const url = new URL('/oauth/authorize', base);
     url.searchParams.set('redirect_uri', `${callback.url}?client=haven`);
     url.searchParams.set('state', state);
@@ -114,7 +94,7 @@ describe.skipIf(!HAS_CHROMIUM)('consent page in chromium', () => {
         expect(landed.searchParams.get('state')).toBe(state);
         expect(await page.textContent('body')).toContain('client callback reached');
         expect(callback.received.some((url) => url.includes('code=sbxauth_'))).toBe(true);
-        expect(problems).toEqual([]);
+        expect(problems()).toEqual([]);
       } finally {
         await context.close();
       }
@@ -135,7 +115,7 @@ describe.skipIf(!HAS_CHROMIUM)('consent page in chromium', () => {
         expect(landed.searchParams.get('error')).toBe('access_denied');
         expect(landed.searchParams.get('state')).toBe('deny-state');
         expect(landed.searchParams.has('code')).toBe(false);
-        expect(problems).toEqual([]);
+        expect(problems()).toEqual([]);
       } finally {
         await context.close();
       }
