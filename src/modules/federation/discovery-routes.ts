@@ -34,8 +34,6 @@ const TrustListEnvelope = Type.Object(
 
 export function discoveryRoutes(trustList: TrustListService): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const keysJson = JSON.stringify({ keys: [trustList.signer.jwk] });
-
     app.get(
       '/.well-known/ocss/keys',
       {
@@ -43,12 +41,18 @@ export function discoveryRoutes(trustList: TrustListService): FastifyPluginAsync
         schema: {
           operationId: 'getOcssKeys',
           summary: 'The steward’s signing keys (JWKS)',
+          description:
+            'The key that signs the current trust list first, then keys retired by a ' +
+            'rotation less than 30 days ago (lists signed by them may still be cached).',
           tags: ['OCSS federation'],
           response: { 200: Type.Object({ keys: Type.Array(Jwk) }) },
         },
       },
       async (_request, reply) =>
-        sendPreSerialized(reply.header('cache-control', TRUST_LIST_CACHE_CONTROL), keysJson),
+        sendPreSerialized(
+          reply.header('cache-control', TRUST_LIST_CACHE_CONTROL),
+          trustList.keysJson(),
+        ),
     );
 
     app.get(

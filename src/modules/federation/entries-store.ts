@@ -7,6 +7,7 @@ declare module '../../db/schema.js' {
   interface Database {
     ocss_entries: EntryTable;
     trust_list_issues: TrustListIssueTable;
+    steward_keys: StewardKeyTable;
   }
 }
 
@@ -47,6 +48,24 @@ export interface TrustListIssueTable {
   issued_at: Date;
   entries_digest: string;
   body: string;
+  /** The steward key_id (<did>#<kid>) that signed it. */
+  key_id: string;
+}
+
+export interface StewardKeyTable {
+  kid: string;
+  did: string;
+  public_jwk: ColumnType<PublicJwk, string, string>;
+  first_signed_at: Date;
+  retired_at: Date | null;
+}
+
+export interface StewardKeyRow {
+  kid: string;
+  did: string;
+  public_jwk: PublicJwk;
+  first_signed_at: Date;
+  retired_at: Date | null;
 }
 
 /** Serialises re-issues across processes (a CLI beside running servers included). */
@@ -131,26 +150,58 @@ export async function latestIssueNumber(db: Db): Promise<number> {
   return Number(row?.number ?? 0);
 }
 
+/** Serialises issuing across processes until the transaction ends. */
+export async function lockIssues(trx: Db): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${ISSUE_LOCK})`.execute(trx);
+}
+
 /**
- * Writes issue n+1 when the entries' digest differs from the latest issue's, under a lock
- * so that two writers cannot both take the same number. `build` makes the body for the
- * number and time it is given.
+ * The steward's entry publishes the key that signs: a start (or a re-issue) with another
+ * key moves it, which changes the entries and so makes a new issue.
  */
-export async function issueIfChanged(
-  db: Db,
-  digest: string,
+export async function pinStewardKey(
+  trx: Db,
+  steward: { did: string; jwk: PublicJwk; keyId: string },
   at: Date,
-  build: (number: number, issuedAt: Date) => string,
-): Promise<TrustListIssueTable> {
-  return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${ISSUE_LOCK})`.execute(trx);
-    const latest = await latestIssue(trx);
-    if (latest && latest.entries_digest === digest) {
-      return latest;
-    }
-    const number = (latest?.number ?? 0) + 1;
-    const issue = { number, issued_at: at, entries_digest: digest, body: build(number, at) };
-    await trx.insertInto('trust_list_issues').values(issue).execute();
-    return issue;
-  });
+): Promise<void> {
+  await trx
+    .updateTable('ocss_entries')
+    .set({ public_jwk: JSON.stringify(steward.jwk), key_id: steward.keyId, updated_at: at })
+    .where('did', '=', steward.did)
+    .where('entity', '=', 'steward')
+    .where('key_id', '!=', steward.keyId)
+    .execute();
+}
+
+export async function insertIssue(trx: Db, issue: TrustListIssueTable): Promise<void> {
+  await trx.insertInto('trust_list_issues').values(issue).execute();
+}
+
+/** The key that signed the newest issue is the current one; every other one is retired. */
+export async function recordStewardSigner(
+  trx: Db,
+  key: { kid: string; did: string; jwk: PublicJwk },
+  at: Date,
+): Promise<void> {
+  await trx
+    .updateTable('steward_keys')
+    .set({ retired_at: at })
+    .where('kid', '!=', key.kid)
+    .where('retired_at', 'is', null)
+    .execute();
+  await trx
+    .insertInto('steward_keys')
+    .values({
+      kid: key.kid,
+      did: key.did,
+      public_jwk: JSON.stringify(key.jwk),
+      first_signed_at: at,
+      retired_at: null,
+    })
+    .onConflict((conflict) => conflict.column('kid').doUpdateSet({ retired_at: null }))
+    .execute();
+}
+
+export async function listStewardKeys(db: Db): Promise<StewardKeyRow[]> {
+  return db.selectFrom('steward_keys').selectAll().execute();
 }

@@ -6,7 +6,7 @@ import type { Db } from '../../db/connect.js';
 import type { Ed25519SigningKey } from '../../ocss/ed25519-key.js';
 import { keyIdFor } from '../../ocss/public-jwk.js';
 import { SANDBOX_PROVIDER_DID, UNCONFIGURED_PROVIDER_DID } from '../providers/service.js';
-import { type EntryRow, seedEntry } from './entries-store.js';
+import { type EntryRow, insertEntry, seedEntry } from './entries-store.js';
 import { storedSigningKey } from './keys.js';
 
 const SEEDED_AT = new Date('2026-01-01T00:00:00.000Z');
@@ -35,7 +35,9 @@ export async function seedFederation(
   db: Db,
   options: { appEnv: AppEnv; steward: Ed25519SigningKey; stewardDid: string },
 ): Promise<void> {
-  await seedEntry(db, entry(options.stewardDid, 'steward', 'Haven steward', options.steward));
+  // Created once; which key it publishes is the issuer's business (trust-list-service
+  // pins it to the signing key under the issue lock, so concurrent starts agree).
+  await insertEntry(db, entry(options.stewardDid, 'steward', 'Haven steward', options.steward));
   const providers: Array<[string, string]> = [
     [UNCONFIGURED_PROVIDER_DID, 'Sandbox Unconfigured Provider'],
   ];

@@ -1,28 +1,12 @@
-// The trust list checked the way an outside verifier would: plain node:crypto and the
-// canonicalize package, nothing of Haven's.
-import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
-import canonicalize from 'canonicalize';
+// The trust list checked the way an outside verifier would (test/trust-list-verifier.ts:
+// plain node:crypto and the canonicalize package, nothing of Haven's).
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildListeningTestApp, buildTestApp, type TestApp } from '../../../test/app.js';
 import { TestClock } from '../../../test/clock.js';
 import { withTwoInstances } from '../../../test/instances.js';
 import { eventually } from '../../../test/tcp-proxy.js';
-
-interface Envelope {
-  document: string;
-  key_id: string;
-  alg: string;
-  sig: string;
-}
-
-interface Entry {
-  did: string;
-  tier: string;
-  status: string;
-  roles: string[];
-  jwks: { signing_keys: Array<Record<string, string>> };
-  sig: string;
-}
+import { type Jwk, verifyTrustListBody } from '../../../test/trust-list-verifier.js';
 
 async function fetchTrustList(t: TestApp, headers: Record<string, string> = {}) {
   return t.app.inject({ url: '/.well-known/ocss/trust-list', headers });
@@ -35,34 +19,8 @@ function newPublicKeyB64url(): string {
 
 /** Verifies with the published JWKS; returns the parsed document. */
 async function verifyTrustList(t: TestApp, body: string) {
-  const envelope = JSON.parse(body) as Envelope;
-  expect(envelope.alg).toBe('ed25519');
-  expect(envelope.document).toBe(canonicalize(JSON.parse(envelope.document)));
-  const keys = (await t.app.inject({ url: '/.well-known/ocss/keys' })).json().keys as Array<
-    Record<string, string>
-  >;
-  const kid = envelope.key_id.split('#')[1];
-  const jwk = keys.find((key) => key.kid === kid);
-  expect(jwk).toBeDefined();
-  const steward = createPublicKey({ key: jwk as never, format: 'jwk' });
-  const signature = (sig: string) => {
-    expect(sig.startsWith('ed25519:')).toBe(true);
-    return Buffer.from(sig.slice('ed25519:'.length), 'base64url');
-  };
-  expect(verify(null, Buffer.from(envelope.document), steward, signature(envelope.sig))).toBe(true);
-  const document = JSON.parse(envelope.document);
-  for (const entry of document.entries as Entry[]) {
-    const { sig, ...unsigned } = entry;
-    const bytes = Buffer.from(canonicalize(unsigned) as string);
-    expect(verify(null, bytes, steward, signature(sig)), entry.did).toBe(true);
-  }
-  return document as {
-    ocss_version: string;
-    schema_version: number;
-    type: string;
-    issue: { number: number; issued_at: string };
-    entries: Entry[];
-  };
+  const keys = (await t.app.inject({ url: '/.well-known/ocss/keys' })).json().keys as Jwk[];
+  return verifyTrustListBody(body, keys).document;
 }
 
 describe('trust list', () => {
