@@ -1,13 +1,11 @@
 // `npm run admin -- …`, run as the real command on the storage a server would use.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { openStorage } from '../src/db/storage.js';
 import { buildTestApp, testConfig } from './app.js';
 import { runCli } from './cli.js';
-import { createTestDatabase } from './database.js';
+import { createTestDatabase, newDataDir } from './database.js';
 import { createOrg, newSession } from './identity.js';
 import { eventually } from './tcp-proxy.js';
 
@@ -17,7 +15,7 @@ function admin(args: string[], env: Record<string, string>) {
 
 describe('npm run admin -- set-tier', () => {
   it('raises an org to pro (1000 rpm) and refuses bad input with one line', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'haven-admin-'));
+    const dataDir = newDataDir('admin');
     const env = { DATA_DIR: dataDir };
     try {
       // Make an org through the API, then stop the app so the command may own the storage.
@@ -74,7 +72,7 @@ function trustListDocument(body: string) {
 
 describe('npm run admin -- set-advisor-tier / set-advisor-status', () => {
   it('change an entry and re-issue the trust list (embedded storage, server stopped)', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'haven-admin-'));
+    const dataDir = newDataDir('admin');
     const env = { DATA_DIR: dataDir };
     const open = async () => {
       const storage = await openStorage({ databaseUrl: undefined, dataDir });

@@ -1,5 +1,6 @@
-// Runs an operator command (`src/cli/<name>.ts`) as its own process, the way `npm run`
-// would, with only the environment given (plus PATH), and collects what it printed.
+// Runs an operator command (`dist/cli/<name>.js`, built by the global setup) as its own
+// process, the way `npm run` would, with only the environment given (plus PATH), and
+// collects what it printed.
 import { spawn } from 'node:child_process';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -15,7 +16,7 @@ export function runCli(
   args: string[],
   env: Record<string, string>,
 ): Promise<CliResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', `src/cli/${name}.ts`, ...args], {
+  const child = spawn(process.execPath, [`dist/cli/${name}.js`, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
   });

@@ -1,7 +1,10 @@
 // Clean databases for tests: each test file gets its own, cloned from a template migrated
 // once per run (PostgreSQL: CREATE DATABASE … TEMPLATE; PGlite: a dumped data directory).
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
 import {
@@ -15,7 +18,20 @@ import { databaseUrlFor, type TemplateInfo, withAdminClient } from './postgres-a
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseTemplate: TemplateInfo;
+    /** A migrated embedded data directory (global setup); copy it, never write it. */
+    migratedDataDir: string;
   }
+}
+
+/**
+ * A new DATA_DIR for a server process, already initialised and migrated as a first start
+ * would leave it (a copy of the template made once per run): what a first start costs
+ * (seconds of initdb) is paid once per run instead of once per process. Remove it after.
+ */
+export function newDataDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `haven-${prefix}-`));
+  cpSync(inject('migratedDataDir'), dir, { recursive: true });
+  return dir;
 }
 
 export interface TestDatabase {
@@ -27,6 +43,19 @@ export interface TestDatabase {
 }
 
 let pgliteDump: Blob | undefined;
+
+/**
+ * An embedded database as initdb leaves it, nothing migrated (for tests of the migrations
+ * themselves): loaded from a dump made once per run, on either backend's run.
+ */
+export async function createBlankPGlite(): Promise<DatabaseHandle> {
+  const template = inject('databaseTemplate');
+  if (template.backend !== 'pglite') {
+    return wrapPGlite(await PGlite.create({ parsers: pgliteParsers }));
+  }
+  const blank = new Blob([await readFile(template.blankPath)]);
+  return wrapPGlite(await PGlite.create({ loadDataDir: blank, parsers: pgliteParsers }));
+}
 
 export async function createTestDatabase(): Promise<TestDatabase> {
   const template = inject('databaseTemplate');

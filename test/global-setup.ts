@@ -1,5 +1,8 @@
-// Once per `npm test`: migrate a template database that every test file clones.
-import { rm, writeFile } from 'node:fs/promises';
+// Once per `npm test`: build the server as `npm start` does (tests that start real processes
+// run dist/, as users do), migrate a template database that every test file clones, and a
+// migrated data directory that tests starting embedded-storage processes copy.
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -9,8 +12,27 @@ import { migrate } from '../src/db/migrate.js';
 import { databaseUrlFor, type TemplateInfo, withAdminClient } from './postgres-admin.js';
 
 let cleanup: (() => Promise<void>) | undefined;
+let removeDataDir: (() => Promise<void>) | undefined;
+
+const ROOT = new URL('..', import.meta.url).pathname;
+
+/** A data directory as a first start leaves it (initdb and migrations: seconds, done once). */
+async function migratedDataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'haven-datadir-template-'));
+  const pglite = await PGlite.create({ dataDir: dir, parsers: pgliteParsers });
+  const handle = wrapPGlite(pglite);
+  await migrate(handle.db);
+  await handle.close();
+  removeDataDir = () => rm(dir, { recursive: true, force: true });
+  return dir;
+}
 
 export async function setup(project: TestProject): Promise<void> {
+  execFileSync(process.execPath, ['scripts/build.mjs', '--if-changed'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+  project.provide('migratedDataDir', await migratedDataDir());
   const adminUrl = process.env.DATABASE_URL;
   let info: TemplateInfo;
   if (adminUrl) {
@@ -38,14 +60,20 @@ export async function setup(project: TestProject): Promise<void> {
     process.stdout.write(`[haven tests] database: PostgreSQL (template ${template})\n`);
   } else {
     const pglite = await PGlite.create({ parsers: pgliteParsers });
+    // Before migrating: a blank database for the tests of migrations themselves.
+    const blankPath = join(tmpdir(), `haven-blank-${process.pid}.tar`);
+    await writeFile(blankPath, Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer()));
     const handle = wrapPGlite(pglite);
     await migrate(handle.db);
     const dump = await pglite.dumpDataDir('none');
     const dumpPath = join(tmpdir(), `haven-template-${process.pid}.tar`);
     await writeFile(dumpPath, Buffer.from(await dump.arrayBuffer()));
     await handle.close();
-    info = { backend: 'pglite', dumpPath };
-    cleanup = () => rm(dumpPath, { force: true });
+    info = { backend: 'pglite', dumpPath, blankPath };
+    cleanup = async () => {
+      await rm(dumpPath, { force: true });
+      await rm(blankPath, { force: true });
+    };
     process.stdout.write('[haven tests] database: embedded PGlite (template dump)\n');
   }
   project.provide('databaseTemplate', info);
@@ -53,4 +81,5 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   await cleanup?.();
+  await removeDataDir?.();
 }

@@ -1,11 +1,9 @@
 // Jobs survive the process (issue 9): an enforcement queued by a server that is then killed
 // with SIGKILL is finished after the restart, on embedded storage (the same DATA_DIR) and on
 // PostgreSQL (there by a separate `npm run worker` process, the API running WORKERS=off).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createTestDatabase } from './database.js';
+import { createTestDatabase, newDataDir } from './database.js';
 import { killHard, runScript, startServer, waitForLine } from './server-process.js';
 import { eventually } from './tcp-proxy.js';
 
@@ -50,7 +48,7 @@ describe('jobs across a kill -9', () => {
   it.skipIf(Boolean(process.env.DATABASE_URL))(
     'embedded storage: a job queued before SIGKILL is finished by the restarted server',
     async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'haven-jobs-'));
+      const dataDir = newDataDir('jobs');
       try {
         // The first server only queues, so the job is certainly still waiting when it dies.
         const first = await startServer({ DATA_DIR: dataDir, WORKERS: 'off' });
@@ -88,7 +86,7 @@ describe('jobs across a kill -9', () => {
         await killHard(api);
 
         const reader = await startServer({ DATABASE_URL: url, WORKERS: 'off' });
-        const worker = runScript('src/worker.ts', { DATABASE_URL: url, LOG_LEVEL: 'info' });
+        const worker = runScript('worker', { DATABASE_URL: url, LOG_LEVEL: 'info' });
         try {
           await waitForLine(worker, /Haven worker running/);
           let job: Record<string, unknown> = {};

@@ -4,7 +4,7 @@ import pg from 'pg';
 
 export type TemplateInfo =
   | { backend: 'postgres'; adminUrl: string; template: string }
-  | { backend: 'pglite'; dumpPath: string };
+  | { backend: 'pglite'; dumpPath: string; blankPath: string };
 
 export function databaseUrlFor(adminUrl: string, database: string): string {
   const url = new URL(adminUrl);

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { newDataDir } from './database.js';
 import { runScript as run, waitForLine } from './server-process.js';
 
 // Each case starts real processes (tsx, an embedded database on disk): slow on a loaded CI box.
@@ -16,7 +17,7 @@ describe('the server process', () => {
   it(
     'refuses a bad variable with one line naming it',
     async () => {
-      const { output, exited } = run('src/main.ts', { APP_ENV: 'staging' });
+      const { output, exited } = run('main', { APP_ENV: 'staging' });
       expect(await exited).toBe(1);
       expect(output.stderr.trim()).toBe(
         'haven: APP_ENV: must be "sandbox" or "production", got "staging"',
@@ -28,7 +29,7 @@ describe('the server process', () => {
   it(
     'serves on embedded storage, keeps others off its data, and stops cleanly on SIGTERM',
     async () => {
-      const server = run('src/main.ts', { PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+      const server = run('main', { PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' });
       try {
         const [, url] = await waitForLine(server, /Haven listening on (http:\/\/127\.0\.0\.1:\d+)/);
         const health = await fetch(`${url}/health`);
@@ -36,14 +37,14 @@ describe('the server process', () => {
         expect(await health.json()).toMatchObject({ status: 'ok' });
         expect(existsSync(join(dataDir, 'haven.lock'))).toBe(true);
 
-        const migrate = run('src/cli/migrate.ts', { DATA_DIR: dataDir });
+        const migrate = run('cli/migrate', { DATA_DIR: dataDir });
         expect(await migrate.exited).not.toBe(0);
         const refusal = migrate.output.stderr.trim();
         expect(refusal.split('\n')).toHaveLength(1);
         expect(refusal).toMatch(/in use by process \d+; stop the server first$/);
 
         // `npm run token` asks the running server (which owns the data directory).
-        const token = run('src/cli/token.ts', { DATA_DIR: dataDir, PUBLIC_BASE_URL: url ?? '' });
+        const token = run('cli/token', { DATA_DIR: dataDir, PUBLIC_BASE_URL: url ?? '' });
         expect(await token.exited).toBe(0);
         const jwt = token.output.stdout.trim();
         expect(jwt.split('.')).toHaveLength(3);
@@ -61,10 +62,10 @@ describe('the server process', () => {
       }
 
       // With the server gone, the operator commands own the directory.
-      const migrate = run('src/cli/migrate.ts', { DATA_DIR: dataDir });
+      const migrate = run('cli/migrate', { DATA_DIR: dataDir });
       expect(await migrate.exited).toBe(0);
       expect(migrate.output.stdout).toMatch(/migrations up to date/);
-      const offline = run('src/cli/token.ts', { DATA_DIR: dataDir, PORT: '9' });
+      const offline = run('cli/token', { DATA_DIR: dataDir, PORT: '9' });
       expect(await offline.exited).toBe(0);
       expect(offline.output.stdout.trim().split('.')).toHaveLength(3);
     },
@@ -74,14 +75,14 @@ describe('the server process', () => {
   it(
     'takes over the lock after the server was killed with SIGKILL',
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'haven-kill-'));
+      const dir = newDataDir('kill');
       try {
-        const first = run('src/main.ts', { PORT: '0', DATA_DIR: dir });
+        const first = run('main', { PORT: '0', DATA_DIR: dir });
         await waitForLine(first, /Haven listening on/);
         first.child.kill('SIGKILL');
         await first.exited;
         expect(existsSync(join(dir, 'haven.lock'))).toBe(true);
-        const migrate = run('src/cli/migrate.ts', { DATA_DIR: dir });
+        const migrate = run('cli/migrate', { DATA_DIR: dir });
         expect(await migrate.exited).toBe(0);
       } finally {
         rmSync(dir, { recursive: true, force: true });

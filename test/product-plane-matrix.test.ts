@@ -6,6 +6,7 @@
 // sandbox session get 403/404; none of them changes a single row. A new product route joins
 // by adding a row here.
 import type { InjectOptions } from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SCOPES } from '../src/auth/scopes.js';
 import { RULE_REGISTRY } from '../src/modules/rules/registry.js';
@@ -647,7 +648,11 @@ describe('CONTRACT §7, row by row, in both forms', () => {
   // Each case in a fresh rate-limit minute: this file checks routes, not the limiter.
   beforeEach(() => t.clock.advance(61_000));
 
-  /** Every row of the product tables: what a refused request must leave exactly as it was. */
+  /**
+   * Every row of the product tables, as one digest per table computed in the database: what
+   * a refused request must leave exactly as it was. A device's last_seen_at is activity,
+   * flushed from memory every few seconds whatever the request under test does.
+   */
   async function snapshot(): Promise<string> {
     const tables = [
       'families',
@@ -664,17 +669,31 @@ describe('CONTRACT §7, row by row, in both forms', () => {
       'webhooks',
       'webhook_deliveries',
     ] as const;
-    const rows = await Promise.all(
-      tables.map(async (table) =>
-        // Sorted here: not every table has an `id` column to order by.
-        (await t.database.handle.db.selectFrom(table).selectAll().execute())
-          // A device's last_seen_at is activity, flushed from memory every few seconds
-          // whatever the request under test does.
-          .map((row) => JSON.stringify({ ...row, last_seen_at: undefined }))
-          .sort(),
-      ),
-    );
+    const digests = tables
+      .map(
+        (table) =>
+          `(select md5(coalesce(string_agg(r, ',' order by r), '')) from ` +
+          `(select (to_jsonb(t) - 'last_seen_at')::text as r from ${table} t) rows) as ${table}`,
+      )
+      .join(', ');
+    const { rows } = await sql.raw(`select ${digests}`).execute(t.database.handle.db);
     return JSON.stringify(rows);
+  }
+
+  /**
+   * Fixtures for requests that must be refused: made once per caller and shared, since a
+   * refusal changes nothing (each case checks exactly that; a case that did change something
+   * fails on its snapshot before anyone else relies on the fixture).
+   */
+  const refusalFixtures = new Map<string, Promise<Made>>();
+  function refusalFixture(prefix: string, headers: Record<string, string>): Promise<Made> {
+    const key = `${prefix} ${JSON.stringify(headers)}`;
+    let made = refusalFixtures.get(key);
+    if (!made) {
+      made = make(prefix, headers);
+      refusalFixtures.set(key, made);
+    }
+    return made;
   }
 
   /** A family with a child and its active policy, made by this caller on this prefix. */
@@ -794,7 +813,7 @@ describe('CONTRACT §7, row by row, in both forms', () => {
 
       if (row.scope) {
         it('/api/v1/developer: 403 naming the scope a key lacks; 403 without an svc_ key', async () => {
-          const made = await make('/api/v1/developer', bearer(orgKey.key));
+          const made = await refusalFixture('/api/v1/developer', bearer(orgKey.key));
           const lacking = allButKeys.get(row.scope as string) as MintedKey;
           const refused = await t.app.inject(
             request(row, '/api/v1/developer', made, bearer(lacking.key)),
@@ -811,7 +830,7 @@ describe('CONTRACT §7, row by row, in both forms', () => {
 
       if (row.idRoute) {
         it("another org's key gets 404 and changes nothing", async () => {
-          const made = await make('/api/v1/developer', bearer(orgKey.key));
+          const made = await refusalFixture('/api/v1/developer', bearer(orgKey.key));
           const before = await snapshot();
           const res = await t.app.inject(
             request(row, '/api/v1/developer', made, bearer(otherOrgKey.key)),
@@ -821,7 +840,7 @@ describe('CONTRACT §7, row by row, in both forms', () => {
         });
 
         it("another user's session gets 403 or 404 and changes nothing", async () => {
-          const made = await make('/api/v1', owner.auth);
+          const made = await refusalFixture('/api/v1', owner.auth);
           const stranger = await newSession(t.app);
           const before = await snapshot();
           const res = await t.app.inject(request(row, '/api/v1', made, stranger.auth));
@@ -830,7 +849,7 @@ describe('CONTRACT §7, row by row, in both forms', () => {
         });
 
         it("another user's MCP token gets 403 or 404 and changes nothing", async () => {
-          const made = await make('/api/v1', owner.auth);
+          const made = await refusalFixture('/api/v1', owner.auth);
           const before = await snapshot();
           const res = await t.app.inject(request(row, '/api/v1', made, bearer(otherMcpToken)));
           expect([403, 404], res.body).toContain(res.statusCode);
@@ -838,7 +857,7 @@ describe('CONTRACT §7, row by row, in both forms', () => {
         });
 
         it('another sandbox session gets 403 or 404 and changes nothing', async () => {
-          const made = await make('/api/v1', { 'x-sandbox-session': 'matrix-alice' });
+          const made = await refusalFixture('/api/v1', { 'x-sandbox-session': 'matrix-alice' });
           const before = await snapshot();
           const res = await t.app.inject(
             request(row, '/api/v1', made, { 'x-sandbox-session': 'matrix-mallory' }),

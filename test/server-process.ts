@@ -1,5 +1,6 @@
-// Real processes for tests: the server (`src/main.ts`), the worker, the operator commands,
-// started through tsx as `npm start` would run them, with their output kept.
+// Real processes for tests: the server, the worker, the operator commands, run from dist/
+// as `npm start` and `npm run <command>` run them (the global setup builds it), with their
+// output kept.
 import { type ChildProcess, spawn } from 'node:child_process';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -10,8 +11,9 @@ export interface RunningScript {
   exited: Promise<number | null>;
 }
 
+/** `script`: the module under dist/ without extension (`main`, `worker`, `cli/migrate`). */
 export function runScript(script: string, env: Record<string, string>): RunningScript {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, [`dist/${script}.js`], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -49,7 +51,7 @@ export async function waitForLine(
 
 /** Starts the server on a free port and resolves with its URL once it listens. */
 export async function startServer(env: Record<string, string>) {
-  const server = runScript('src/main.ts', { PORT: '0', LOG_LEVEL: 'info', ...env });
+  const server = runScript('main', { PORT: '0', LOG_LEVEL: 'info', ...env });
   const [, url] = await waitForLine(server, /Haven listening on (http:\/\/127\.0\.0\.1:\d+)/);
   return { ...server, url: url as string };
 }

@@ -1,8 +1,8 @@
-import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { createBlankPGlite } from '../../test/database.js';
 import { databaseUrlFor, withAdminClient } from '../../test/postgres-admin.js';
-import { connectPostgres, type DatabaseHandle, pgliteParsers, wrapPGlite } from './connect.js';
+import { connectPostgres, type DatabaseHandle } from './connect.js';
 import { migrate, readMigrations } from './migrate.js';
 
 const adminUrl = process.env.DATABASE_URL;
@@ -22,7 +22,7 @@ describe('migrations', () => {
   });
 
   it('apply once on the embedded engine, even when asked twice at once', async () => {
-    const handle = wrapPGlite(await PGlite.create({ parsers: pgliteParsers }));
+    const handle = await createBlankPGlite();
     try {
       const [a, b] = await Promise.all([migrate(handle.db), migrate(handle.db)]);
       const all = (await readMigrations()).map((m) => m.version);
@@ -66,7 +66,7 @@ describe('migrations', () => {
   );
 
   it('rolls back a failing migration whole', async () => {
-    const handle = wrapPGlite(await PGlite.create({ parsers: pgliteParsers }));
+    const handle = await createBlankPGlite();
     try {
       const good = await readMigrations();
       const broken = [

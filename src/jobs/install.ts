@@ -1,6 +1,7 @@
 // Installs (or upgrades) pg-boss's own schema and creates Haven's queues. Run by the migration
 // step, after Haven's SQL migrations, so `npm run migrate` prepares everything and a test
 // template database already holds it.
+import { createRequire } from 'node:module';
 import { type Kysely, sql } from 'kysely';
 import PgBoss from 'pg-boss';
 import type { Database } from '../db/schema.js';
@@ -12,7 +13,34 @@ export const JOBS_SCHEMA = 'pgboss';
 /** Any fixed number: the same in every Haven process. */
 const INSTALL_LOCK_ID = 7_403_222;
 
+/** The schema version this pg-boss installs (what its own installer compares against). */
+const BOSS_SCHEMA_VERSION = (
+  createRequire(import.meta.url)('pg-boss/version.json') as { schema: number }
+).schema;
+
+/**
+ * Already installed at this version, with every queue: nothing to do. Two reads instead of
+ * starting pg-boss, which every server start, operator command and test database paid.
+ */
+async function isCurrent(db: Kysely<Database>): Promise<boolean> {
+  const installed = await sql<{ table: string | null }>`
+    select to_regclass(${`${JOBS_SCHEMA}.version`}) as table`.execute(db);
+  if (!installed.rows[0]?.table) {
+    return false;
+  }
+  const names = Object.values(QUEUES);
+  const state = await sql<{ version: number; queues: number }>`
+    select (select version from ${sql.table(`${JOBS_SCHEMA}.version`)}) as version,
+      (select count(*) from ${sql.table(`${JOBS_SCHEMA}.queue`)}
+        where name in (${sql.join(names)})) as queues`.execute(db);
+  const row = state.rows[0];
+  return Number(row?.version) === BOSS_SCHEMA_VERSION && Number(row?.queues) === names.length;
+}
+
 export async function installJobSchema(db: Kysely<Database>): Promise<void> {
+  if (await isCurrent(db)) {
+    return;
+  }
   // pg-boss's own installer races when two processes start on a fresh database at once
   // (both create its schema). One connection holds a session lock around the whole install;
   // pg-boss runs on that same connection, which on PGlite is also the only one.

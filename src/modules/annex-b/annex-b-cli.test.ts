@@ -1,11 +1,10 @@
 // `npm run annex-b -- freeze|list`, run as the real command on the storage a server would use:
 // a DATA_DIR of its own, and PostgreSQL beside a running server when DATABASE_URL is set.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, testConfig } from '../../../test/app.js';
 import { runCli } from '../../../test/cli.js';
+import { newDataDir } from '../../../test/database.js';
 import { buildApp } from '../../app.js';
 import { openStorage } from '../../db/storage.js';
 
@@ -29,7 +28,7 @@ describe('npm run annex-b', () => {
   it(
     'answers an unknown command with the usage line and exit code 2',
     async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'haven-annex-b-usage-'));
+      const dataDir = newDataDir('annex-b-usage');
       try {
         for (const args of [['bogus'], [], ['toString'], ['freeze', 'now']]) {
           const refused = await annexB(args, { DATA_DIR: dataDir });
@@ -47,7 +46,7 @@ describe('npm run annex-b', () => {
   it(
     'freezes and lists on a DATA_DIR, and stays off it while a server holds it',
     async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'haven-annex-b-'));
+      const dataDir = newDataDir('annex-b');
       const env = { DATA_DIR: dataDir };
       try {
         const empty = await annexB(['list'], env);
