@@ -33,6 +33,8 @@ export interface Config {
   sandboxSessions: { max: number; idleMs: number };
   /** `inline`: this process runs the job workers too; `off`: it only queues (`npm run worker` runs them). */
   workers: WorkersMode;
+  /** Where the live partner adapters find the partners' APIs (CONTRACT.md §10.4). */
+  partnerApiUrls: { nextdns: string; controld: string };
 }
 
 export type WorkersMode = 'inline' | 'off';
@@ -266,5 +268,13 @@ export function loadConfig(env: Env = process.env): Config {
         DAY_MS,
     },
     workers: parseWorkers(read(env, 'WORKERS')),
+    partnerApiUrls: {
+      nextdns:
+        parseUrl('NEXTDNS_API_URL', read(env, 'NEXTDNS_API_URL'), ['http:', 'https:']) ??
+        'https://api.nextdns.io',
+      controld:
+        parseUrl('CONTROLD_API_URL', read(env, 'CONTROLD_API_URL'), ['http:', 'https:']) ??
+        'https://api.controld.com',
+    },
   };
 }

@@ -45,6 +45,8 @@ import { sandboxOAuthRoutes } from './oauth/routes.js';
 import { createSandboxOAuthProvider } from './oauth/service.js';
 import { orgRoutes } from './orgs/routes.js';
 import { createOrgsService } from './orgs/service.js';
+import { createLivePartners } from './partners/live-partners.js';
+import type { PartnerHttpTuning } from './partners/partner-http.js';
 import { platformRoutes } from './platforms/routes.js';
 import { policyRoutes } from './policies/routes.js';
 import { createPoliciesService } from './policies/service.js';
@@ -100,6 +102,8 @@ export interface ServiceTuning {
   webhookTimeoutMs?: number;
   /** How webhook hosts resolve (tests pick the addresses a name resolves to). */
   webhookResolver?: HostResolver;
+  /** Partner API calls: attempt timeout, retries, backoff (tests shorten them). */
+  partnerHttp?: PartnerHttpTuning;
 }
 
 export async function createServices(
@@ -141,10 +145,16 @@ export async function createServices(
     enabled: config.appEnv === 'sandbox',
   });
   const cipher = await loadCredentialCipher(deps.db, config);
+  const livePartners = createLivePartners({
+    ...deps,
+    urls: config.partnerApiUrls,
+    tuning: tuning.partnerHttp,
+  });
   const connections = createConnectionsService({
     ...deps,
     events,
     appEnv: config.appEnv,
+    livePartners,
     families,
     sandboxOAuth,
     cipher,
@@ -172,6 +182,7 @@ export async function createServices(
     policies,
     connections,
     appEnv: config.appEnv,
+    livePartners,
   });
   const providers = createProvidersService({ ...deps, ...config });
   await providers.seed();

@@ -56,7 +56,10 @@ describe('family connections (sandbox)', () => {
   afterAll(() => t.close());
 
   it('connects a catalog platform and seals its credentials: never returned, never logged, not in the row', async () => {
-    const res = await connect({ platform_id: 'nextdns', credentials: { api_key: SECRET } });
+    const res = await connect({
+      platform_id: 'nextdns',
+      credentials: { api_key: SECRET, profile_id: 'abc123' },
+    });
     expect(res.statusCode).toBe(201);
     const connection = res.json();
     expect(connection).toMatchObject({
@@ -105,7 +108,7 @@ describe('family connections (sandbox)', () => {
     const cipher = createCredentialCipher([
       await loadServiceSecret(t.database.handle.db, 'credentials-key'),
     ]);
-    expect(cipher.open(sealed, connection.id)).toEqual({ api_key: SECRET });
+    expect(cipher.open(sealed, connection.id)).toEqual({ api_key: SECRET, profile_id: 'abc123' });
     expect(() => cipher.open(sealed, familyId)).toThrow();
   });
 
@@ -262,7 +265,11 @@ describe('family connections (sandbox)', () => {
   it('go with their family', async () => {
     const doomed = await family(t, parent);
     const made = (
-      await connect({ platform_id: 'nextdns', credentials: { api_key: 'k' } }, parent, doomed)
+      await connect(
+        { platform_id: 'nextdns', credentials: { api_key: 'k', profile_id: 'abc123' } },
+        parent,
+        doomed,
+      )
     ).json();
     const removed = await t.app.inject({
       method: 'DELETE',
@@ -354,7 +361,7 @@ describe('connections in production', () => {
       expect((await post({ platform_id: 'nextdns' })).json()).toMatchObject({ status: 'pending' });
       const refused = await post({
         platform_id: 'cleanbrowsing',
-        credentials: { api_key: SECRET },
+        credentials: { api_key: SECRET, profile_id: 'abc123' },
       });
       expect(refused.statusCode).toBe(503);
       expect(refused.json().message).toBe(
@@ -382,7 +389,9 @@ describe('connections in production', () => {
         method: 'POST',
         url: `/api/v1/families/${familyId}/connections`,
         headers: who.auth,
-        payload: { platform_id: 'nextdns', credentials: { api_key: SECRET } },
+        // A platform without a live adapter: nothing to ask a partner (live-enforcement.test.ts
+        // covers the partners' checks).
+        payload: { platform_id: 'cleanbrowsing', credentials: { api_key: SECRET } },
       });
       expect(res.json()).toMatchObject({ status: 'connected', has_credentials: true });
       const row = await t.database.handle.db

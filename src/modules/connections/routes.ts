@@ -1,5 +1,6 @@
 // CONTRACT.md §7 connections rows: GET/POST /families/{familyID}/connections,
-// DELETE /connections/{connectionID} (read/write:families).
+// DELETE /connections/{connectionID} (read/write:families); and Haven's PATCH
+// /connections/{connectionID} that renews a connection's credentials (docs/decisions.md).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePrincipal } from '../../auth/principal.js';
@@ -25,8 +26,9 @@ const Connection = Type.Object(
     id: Uuid(),
     family_id: Uuid(),
     platform_id: Type.String(),
-    status: Type.Enum(['connected', 'pending'], {
-      description: 'pending: an unknown platform, or one still waiting for its credentials',
+    status: Type.Enum(['connected', 'pending', 'credentials_rejected'], {
+      description:
+        'pending: an unknown platform, or one still waiting for its credentials; credentials_rejected: the partner refused the stored credentials at the last enforcement (renew them with PATCH /connections/{connectionID})',
     }),
     has_credentials: Type.Boolean({ description: 'credentials are stored, sealed; never shown' }),
     profiles: Type.Array(ChildProfile, {
@@ -40,6 +42,16 @@ const Connection = Type.Object(
   { $id: 'Connection' },
 );
 
+function Credentials() {
+  return Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), {
+    maxProperties: 16,
+    description:
+      'what the platform needs: nextdns {api_key, profile_id}, controld {api_token, profile_id}; stored encrypted, never shown',
+  });
+}
+
+const RenewCredentialsBody = Type.Object({ credentials: Credentials() });
+
 const CreateConnectionBody = Type.Object({
   platform_id: Type.String({
     minLength: 1,
@@ -49,12 +61,7 @@ const CreateConnectionBody = Type.Object({
       "platform_id must be 1-128 characters of letters, digits, '.', '_', ':' or '-'",
     description: 'a catalog platform id, a provider DID, or any other id (kept pending)',
   }),
-  credentials: Type.Optional(
-    Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), {
-      maxProperties: 16,
-      description: 'what the platform needs, e.g. {"api_key": "…"}; stored encrypted',
-    }),
-  ),
+  credentials: Type.Optional(Credentials()),
   authorization_code: Type.Optional(
     Type.String({
       minLength: 1,
@@ -114,6 +121,28 @@ export function connectionRoutes(
       },
       async (request) =>
         connections.listConnections(requirePrincipal(request), request.params.familyID),
+    );
+
+    app.patch(
+      '/connections/:connectionID',
+      {
+        config: { ...write, errors: [400, 401, 403, 404, 503] },
+        schema: {
+          ...route(
+            'renewConnectionCredentials',
+            'Renew a connection’s credentials (owner or parent); checked with the partner in production',
+          ),
+          params: ConnectionParams,
+          body: RenewCredentialsBody,
+          response: { 200: Connection },
+        },
+      },
+      async (request) =>
+        connections.renewCredentials(
+          requirePrincipal(request),
+          request.params.connectionID,
+          request.body.credentials,
+        ),
     );
 
     app.delete(

@@ -18,6 +18,9 @@ import {
 import type { EventPublisher } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
 import type { ChildProfile, SandboxOAuthProvider } from '../oauth/service.js';
+import { missingCredential, refusalMessage } from '../partners/live-adapter.js';
+import type { LivePartners } from '../partners/live-partners.js';
+import { PartnerError } from '../partners/partner-http.js';
 import { findPlatform } from '../platforms/catalog.js';
 import { SANDBOX_PROVIDER_DID } from '../providers/service.js';
 import { type CredentialCipher, createCredentialCipher } from './credential-cipher.js';
@@ -30,6 +33,7 @@ import {
   insertConnection,
   listConnections,
   recordLastEnforcement,
+  updateCredentials,
 } from './store.js';
 
 export interface ConnectionInput {
@@ -65,8 +69,53 @@ export function createConnectionsService(deps: {
   cipher: CredentialCipher | undefined;
   sandboxOAuth: Pick<SandboxOAuthProvider, 'enabled' | 'redeemCode' | 'grantToken' | 'profilesFor'>;
   events: EventPublisher;
+  livePartners: LivePartners;
 }) {
   const { db, clock } = deps;
+
+  /**
+   * Credentials for a live partner must name every field it needs (400 naming the first one
+   * missing); in production the partner is asked once, by a read of the profile, and a
+   * refusal is a 400 with its reason, before anything is stored.
+   */
+  async function checkCredentials(platformId: string, credentials: Record<string, string>) {
+    const partner = deps.livePartners.get(platformId);
+    if (!partner) {
+      return;
+    }
+    const missing = missingCredential(partner.definition, credentials);
+    if (missing !== undefined) {
+      throw new BadRequestError(
+        `credentials.${missing} is required for ${platformId} (it needs ${partner.definition.credentialFields.join(', ')})`,
+      );
+    }
+    if (deps.appEnv !== 'production') {
+      return; // the sandbox enforces through its deterministic adapter; nothing to ask
+    }
+    try {
+      await partner.check(credentials);
+    } catch (error) {
+      if (!(error instanceof PartnerError)) {
+        throw error;
+      }
+      const profileId = credentials[partner.definition.credentialFields.at(-1) as string] ?? '';
+      if (error.kind === 'unavailable') {
+        throw new ServiceUnavailableError(
+          `${partner.definition.name} could not be reached to check the credentials: ${error.message}`,
+        );
+      }
+      throw new BadRequestError(refusalMessage(partner.definition, error, profileId));
+    }
+  }
+
+  function seal(credentials: Record<string, string>, id: string) {
+    if (!deps.cipher) {
+      throw new ServiceUnavailableError(
+        'credential storage is not configured: set CREDENTIALS_KEY',
+      );
+    }
+    return deps.cipher.seal(credentials, id);
+  }
 
   function present(row: ConnectionRow) {
     return { ...row, profiles: row.profiles ?? [] };
@@ -143,8 +192,11 @@ export function createConnectionsService(deps: {
           'credential storage is not configured: set CREDENTIALS_KEY',
         );
       }
+      if (input.credentials !== undefined) {
+        await checkCredentials(input.platform_id, input.credentials);
+      }
       const id = randomUUID();
-      const sealed = credentials === undefined ? undefined : deps.cipher?.seal(credentials, id);
+      const sealed = credentials === undefined ? undefined : seal(credentials, id);
       const now = clock.now();
       try {
         await insertConnection(db, {
@@ -176,6 +228,24 @@ export function createConnectionsService(deps: {
       return (await listConnections(db, familyId)).map(present);
     },
 
+    /**
+     * New credentials for a connection (PATCH /connections/{id}): checked like a new
+     * connection's, sealed in place of the old ones. A connection whose partner refused its
+     * credentials is `connected` again.
+     */
+    async renewCredentials(principal: Principal, id: string, credentials: Record<string, string>) {
+      const connection = await requireConnection(principal, id, 'write');
+      await checkCredentials(connection.platform_id, credentials);
+      const sealed = seal(credentials, id);
+      const linked = (connection.profiles ?? []).length > 0;
+      await updateCredentials(db, id, {
+        sealed,
+        status: statusOf(connection.platform_id, true, linked),
+        at: clock.now(),
+      });
+      return present((await findConnection(db, id)) as ConnectionRow);
+    },
+
     async deleteConnection(principal: Principal, id: string): Promise<void> {
       const connection = await requireConnection(principal, id, 'write');
       await deleteConnection(db, id);
@@ -205,12 +275,20 @@ export function createConnectionsService(deps: {
 
     /** For the enforcement worker, inside the transaction that finishes its job. */
     async recordEnforcement(
-      outcomes: Array<{ connectionId: string; status: string }>,
+      outcomes: Array<{ connectionId: string; status: string; credentialsRefused: boolean }>,
       at: Date,
       executor: Db = db,
     ): Promise<void> {
       for (const outcome of outcomes) {
-        await recordLastEnforcement(executor, outcome.connectionId, at, outcome.status);
+        await recordLastEnforcement(executor, outcome.connectionId, at, {
+          status: outcome.status,
+          // Refused: say so until renewed. Accepted again (the partner relented): connected.
+          connection: outcome.credentialsRefused
+            ? 'credentials_rejected'
+            : outcome.status === 'success'
+              ? 'connected'
+              : undefined,
+        });
       }
     },
   };

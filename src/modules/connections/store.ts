@@ -10,7 +10,8 @@ declare module '../../db/schema.js' {
   }
 }
 
-export type ConnectionStatus = 'connected' | 'pending';
+/** `credentials_rejected`: the partner refused the stored credentials; renew them (PATCH). */
+export type ConnectionStatus = 'connected' | 'pending' | 'credentials_rejected';
 
 export interface ConnectionTable {
   id: string;
@@ -109,11 +110,37 @@ export async function recordLastEnforcement(
   db: Db,
   id: string,
   at: Date,
-  status: string,
+  outcome: { status: string; connection: ConnectionStatus | undefined },
+): Promise<void> {
+  let update = db
+    .updateTable('family_connections')
+    .set({ last_enforcement_at: at, last_enforcement_status: outcome.status })
+    .where('id', '=', id);
+  if (outcome.connection === 'credentials_rejected') {
+    update = update.set({ status: 'credentials_rejected', updated_at: at });
+  } else if (outcome.connection === 'connected') {
+    // Only a refused connection comes back; a pending one stays pending.
+    update = update.set({
+      status: sql<ConnectionStatus>`case when status = 'credentials_rejected' then 'connected' else status end`,
+    });
+  }
+  await update.execute();
+}
+
+/** New sealed credentials in place of the old ones, and the status they give. */
+export async function updateCredentials(
+  db: Db,
+  id: string,
+  change: { sealed: { sealed: Buffer; keyId: string }; status: ConnectionStatus; at: Date },
 ): Promise<void> {
   await db
     .updateTable('family_connections')
-    .set({ last_enforcement_at: at, last_enforcement_status: status })
+    .set({
+      credentials: change.sealed.sealed,
+      credentials_key_id: change.sealed.keyId,
+      status: change.status,
+      updated_at: change.at,
+    })
     .where('id', '=', id)
     .execute();
 }

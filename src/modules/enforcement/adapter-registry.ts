@@ -1,6 +1,7 @@
 // Which adapter enforces a platform on this deployment. A platform without one is reported
 // `unsupported` with the reason, never attempted.
 import type { AppEnv } from '../../config.js';
+import type { LivePartners } from '../partners/live-partners.js';
 import { findPlatform, type Platform } from '../platforms/catalog.js';
 import type { PlatformAdapter } from './adapter.js';
 import { createDeviceAgentAdapter } from './device-agent-adapter.js';
@@ -17,6 +18,7 @@ export interface AdapterRegistry {
 export function createAdapterRegistry(deps: {
   appEnv: AppEnv;
   takeArmedFailure: TakeArmedFailure;
+  livePartners: LivePartners;
 }): AdapterRegistry {
   const sandbox = createSandboxAdapter(deps.takeArmedFailure);
   const deviceAgent = createDeviceAgentAdapter();
@@ -25,7 +27,10 @@ export function createAdapterRegistry(deps: {
     if (deps.appEnv === 'sandbox') {
       return sandbox;
     }
-    return platform.category === 'device' ? deviceAgent : undefined;
+    if (platform.category === 'device') {
+      return deviceAgent;
+    }
+    return deps.livePartners.get(platform.platform_id);
   }
 
   return {

@@ -27,6 +27,11 @@ export interface PlatformResult {
   rules_skipped: number;
   rules_failed: number;
   error_message: string | null;
+  /**
+   * The partner refused the connection's credentials: the worker marks the connection
+   * `credentials_rejected` (not part of the job's results).
+   */
+  credentials_refused?: true;
 }
 
 /**

@@ -1,6 +1,6 @@
 // Enforcement beyond one request: automatic jobs on policy changes (and their coalescing),
 // workers that find a job half-done or already done, and a production deployment (no
-// simulated failures, no partner adapters).
+// simulated failures; a platform without a live adapter is unsupported).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { createTestDatabase } from '../../../test/database.js';
@@ -275,12 +275,13 @@ describe('enforcement in production', () => {
     }
   });
 
-  it('enforces devices through the agent and reports partner platforms as unsupported', async () => {
+  it('enforces devices through the agent and reports platforms without a live adapter as unsupported', async () => {
     const setup = await quickSetup(t, owner.auth);
     expect((await connect(t, owner.auth, setup.familyId, 'apple')).status).toBe('connected');
     // Needs OAuth credentials it was not given: stays pending.
     expect((await connect(t, owner.auth, setup.familyId, 'android')).status).toBe('pending');
-    await connect(t, owner.auth, setup.familyId, 'nextdns');
+    // Xbox has no live adapter (NextDNS and Control D do: live-enforcement.test.ts).
+    await connect(t, owner.auth, setup.familyId, 'xbox');
     const queued = await t.app.inject({
       method: 'POST',
       url: `/api/v1/children/${setup.childId}/enforce`,
@@ -324,9 +325,9 @@ describe('enforcement in production', () => {
     });
     expect(byPlatform.get('android')).toMatchObject({ status: 'failed', rules_applied: 0 });
     expect(byPlatform.get('android')?.error_message).toContain('pending');
-    expect(byPlatform.get('nextdns')).toMatchObject({
+    expect(byPlatform.get('xbox')).toMatchObject({
       status: 'unsupported',
-      error_message: 'no live adapter for nextdns in this deployment',
+      error_message: 'no live adapter for xbox in this deployment',
     });
   });
 });

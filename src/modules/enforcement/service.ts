@@ -15,6 +15,7 @@ import type { ChildrenService } from '../children/service.js';
 import type { ConnectionsService } from '../connections/service.js';
 import type { EventHub } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
+import type { LivePartners } from '../partners/live-partners.js';
 import type { PoliciesService } from '../policies/service.js';
 import { createAdapterRegistry } from './adapter-registry.js';
 import { jobResource } from './job-resource.js';
@@ -44,10 +45,12 @@ export function createEnforcementService(deps: {
     'enforcementTargetsOf' | 'recordEnforcement' | 'credentialsOf'
   >;
   appEnv: AppEnv;
+  livePartners: LivePartners;
 }) {
   const { db, clock } = deps;
   const adapters = createAdapterRegistry({
     appEnv: deps.appEnv,
+    livePartners: deps.livePartners,
     takeArmedFailure: (familyId, platformId) => consumeFailure(db, familyId, platformId),
   });
   deps.jobs.handle<EnforcementJobData>(

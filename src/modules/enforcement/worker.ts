@@ -23,6 +23,9 @@ export interface EnforcementJobData {
   job_id: string;
 }
 
+/** A platform's outcome, and whether its partner refused the connection's credentials. */
+type Reached = PlatformOutcome & { credentialsRefused?: true };
+
 type Target = Awaited<ReturnType<ConnectionsService['enforcementTargetsOf']>>[number];
 
 /**
@@ -58,7 +61,7 @@ export function createEnforcementWorker(deps: {
     target: Target,
     policy: { id: string; version: number },
     rules: EnforcedRule[],
-  ): Promise<PlatformOutcome> {
+  ): Promise<Reached> {
     const base = { platform_id: target.platform_id, connection_id: target.id };
     const none = { rules_applied: 0, rules_skipped: 0, rules_failed: 0 };
     const resolved = deps.adapters.resolve(target.platform_id);
@@ -73,7 +76,7 @@ export function createEnforcementWorker(deps: {
         error_message: `the ${target.platform_id} connection is pending: complete it (e.g. add its credentials) before enforcing`,
       };
     }
-    const result = await resolved.adapter.apply({
+    const { credentials_refused, ...result } = await resolved.adapter.apply({
       familyId: job.family_id,
       childId: job.child_id,
       connectionId: target.id,
@@ -82,20 +85,27 @@ export function createEnforcementWorker(deps: {
       rules,
       credentials: () => deps.connections.credentialsOf(target.id),
     });
-    return { ...base, ...result };
+    return { ...base, ...result, ...(credentials_refused ? { credentialsRefused: true } : {}) };
   }
 
   /** Writes the outcome (if this run still holds the job), then tells subscribers. */
   async function finish(
     job: JobRow,
-    outcome: Omit<Parameters<typeof finishJob>[2], 'completed_at'>,
+    outcome: Omit<Parameters<typeof finishJob>[2], 'completed_at' | 'results'> & {
+      results: Reached[];
+    },
   ): Promise<void> {
     const at = clock.now();
+    const results = outcome.results.map(({ credentialsRefused: _, ...result }) => result);
     const finished = await db.transaction().execute(async (trx) => {
-      const row = await finishJob(trx, job.id, { ...outcome, completed_at: at });
+      const row = await finishJob(trx, job.id, { ...outcome, results, completed_at: at });
       if (row) {
         await deps.connections.recordEnforcement(
-          outcome.results.map((r) => ({ connectionId: r.connection_id, status: r.status })),
+          outcome.results.map((r) => ({
+            connectionId: r.connection_id,
+            status: r.status,
+            credentialsRefused: r.credentialsRefused === true,
+          })),
           at,
           trx,
         );
@@ -137,7 +147,7 @@ export function createEnforcementWorker(deps: {
     const targets = (await deps.connections.enforcementTargetsOf(job.family_id)).filter(
       (target) => wanted === undefined || wanted.has(target.platform_id),
     );
-    const results: PlatformOutcome[] = [];
+    const results: Reached[] = [];
     for (const target of targets) {
       // One at a time: a family has a handful of platforms, and the order stays reproducible.
       results.push(await enforceOn(job, target, policy, rules));

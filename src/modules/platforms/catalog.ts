@@ -1,5 +1,6 @@
-// The 22 enforcement targets (DOMAIN.md "Platforms"). `tier` says how real the adapter is;
-// capabilities are what the platform's own controls can actually enforce.
+// The 22 enforcement targets (DOMAIN.md "Platforms"). `tier` says how real the adapter is:
+// `compliant` only while a live adapter exists (CONTRACT.md §10.4; partners/live-partners.ts,
+// checked by platforms.test.ts); capabilities are what the platform's own controls enforce.
 
 export const CAPABILITIES = [
   'content_rating',
@@ -147,7 +148,8 @@ export const PLATFORMS: readonly Platform[] = [
     'cleanbrowsing',
     'CleanBrowsing',
     'dns',
-    'compliant',
+    // No public API documentation to build a live adapter from (docs/decisions.md).
+    'provisional',
     'api_key',
     DNS,
     'Family DNS filter with SafeSearch enforcement and custom lists.',

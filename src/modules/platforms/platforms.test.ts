@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { describeKeyAuthContract } from '../../../test/key-auth-contract.js';
+import { LIVE_PARTNERS } from '../partners/live-partners.js';
 import { CAPABILITIES } from './catalog.js';
 
 describe('platform catalog', () => {
@@ -32,6 +33,17 @@ describe('platform catalog', () => {
         expect(CAPABILITIES).toContain(capability);
       }
     }
+  });
+
+  it('calls a platform compliant exactly when a live adapter for it exists', async () => {
+    const platforms = (await t.app.inject({ url: '/api/v1/platforms' })).json() as Array<{
+      platform_id: string;
+      tier: string;
+    }>;
+    const compliant = platforms.filter((p) => p.tier === 'compliant').map((p) => p.platform_id);
+    expect(compliant.sort()).toEqual(LIVE_PARTNERS.map((p) => p.platformId).sort());
+    expect(compliant).toEqual(expect.arrayContaining(['nextdns', 'controld']));
+    expect(platforms.find((p) => p.platform_id === 'cleanbrowsing')?.tier).toBe('provisional');
   });
 
   it('serves one platform, and 404 for an unknown id', async () => {

@@ -1,0 +1,149 @@
+// A live partner adapter, the same for every partner: unseal the credentials, read the
+// profile once, converge it to the policy (converge.ts), and turn the partner's refusals into
+// results a parent can act on. The partner module supplies the API client and the mapping.
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connect.js';
+import type { AdapterInput, PlatformAdapter, PlatformResult } from '../enforcement/adapter.js';
+import {
+  converge,
+  failedWhole,
+  type PartnerMapping,
+  type ProfileSnapshot,
+  type ProfileWriter,
+} from './converge.js';
+import { loadManagedState, saveManagedState } from './managed-state-store.js';
+import { PartnerError, type PartnerHttpTuning } from './partner-http.js';
+
+export type PartnerCredentials = Record<string, string>;
+
+export interface PartnerClient {
+  /** One read of the whole profile (also how credentials are checked at connect). */
+  snapshot(): Promise<ProfileSnapshot>;
+  writer: ProfileWriter;
+}
+
+export interface PartnerDefinition {
+  platformId: string;
+  /** As the partner calls itself, in messages. */
+  name: string;
+  /** Every field the credentials must have (CONTRACT.md §10.4); the last names the profile. */
+  credentialFields: readonly string[];
+  mapping: PartnerMapping;
+  client(
+    credentials: PartnerCredentials,
+    baseUrl: string,
+    tuning: PartnerHttpTuning,
+  ): PartnerClient;
+}
+
+export interface LivePartner extends PlatformAdapter {
+  definition: PartnerDefinition;
+  /** Checks the credentials with one read of the profile; throws PartnerError if refused. */
+  check(credentials: PartnerCredentials): Promise<void>;
+}
+
+/** The first credential field missing or empty, if any. */
+export function missingCredential(
+  definition: PartnerDefinition,
+  credentials: Record<string, unknown> | undefined,
+): string | undefined {
+  return definition.credentialFields.find((field) => {
+    const value = credentials?.[field];
+    return typeof value !== 'string' || value.trim() === '';
+  });
+}
+
+function profileIdOf(definition: PartnerDefinition, credentials: PartnerCredentials): string {
+  return credentials[definition.credentialFields.at(-1) as string] as string;
+}
+
+/** A refusal as the parent reads it in the job's results (and the connect route's 400). */
+export function refusalMessage(
+  definition: PartnerDefinition,
+  error: PartnerError,
+  profileId: string,
+  connectionId?: string,
+): string {
+  const renew = connectionId
+    ? `renew them with PATCH /api/v1/connections/${connectionId}`
+    : 'check the key and the profile id';
+  switch (error.kind) {
+    case 'credentials':
+      return `${definition.name} refused the credentials (HTTP ${error.status}): ${renew}. ${error.message}`;
+    case 'not_found':
+      return `${definition.name} has no profile "${profileId}" for these credentials. ${error.message}`;
+    default:
+      return error.message;
+  }
+}
+
+export function createLivePartner(
+  definition: PartnerDefinition,
+  deps: { db: Db; clock: Clock; baseUrl: string; tuning: PartnerHttpTuning },
+): LivePartner {
+  const clientFor = (credentials: PartnerCredentials) =>
+    definition.client(credentials, deps.baseUrl, deps.tuning);
+
+  return {
+    definition,
+
+    async check(credentials) {
+      await clientFor(credentials).snapshot();
+    },
+
+    async apply(input: AdapterInput): Promise<PlatformResult> {
+      const credentials = (await input.credentials()) as PartnerCredentials | undefined;
+      const missing = missingCredential(definition, credentials);
+      if (missing !== undefined || !credentials) {
+        return failedWhole(
+          input.rules,
+          definition.mapping,
+          `the ${definition.platformId} connection has no ${missing ?? 'credentials'}: renew its credentials with PATCH /api/v1/connections/${input.connectionId}`,
+        );
+      }
+      const profileId = profileIdOf(definition, credentials);
+      const client = clientFor(credentials);
+      let snapshot: ProfileSnapshot;
+      try {
+        snapshot = await client.snapshot();
+      } catch (error) {
+        if (!(error instanceof PartnerError)) {
+          throw error;
+        }
+        return {
+          ...failedWhole(
+            input.rules,
+            definition.mapping,
+            refusalMessage(definition, error, profileId, input.connectionId),
+          ),
+          ...(error.kind === 'credentials' ? { credentials_refused: true as const } : {}),
+        };
+      }
+      const result = await converge({
+        rules: input.rules,
+        mapping: definition.mapping,
+        snapshot,
+        writer: client.writer,
+        state: await loadManagedState(deps.db, input.connectionId, profileId),
+        save: (state) =>
+          saveManagedState(
+            deps.db,
+            {
+              connectionId: input.connectionId,
+              platformId: definition.platformId,
+              profileId,
+              state,
+            },
+            deps.clock.now(),
+          ),
+      });
+      if (result.credentials_refused && result.error_message) {
+        return {
+          ...result,
+          error_message: `${definition.name} refused the credentials: renew them with PATCH /api/v1/connections/${input.connectionId}. ${result.error_message}`,
+        };
+      }
+      return result;
+    },
+  };
+}

@@ -1,0 +1,348 @@
+// Live enforcement on NextDNS and Control D (issue 18) in a production app, against local
+// doubles of both partners' APIs: the profiles end as the policy says (state, not calls),
+// again and again, through rule changes and removals, without touching the parent's own
+// entries, and through every partner error the adapters must survive.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../../../test/app.js';
+import { JwksServer, newSigningKey, signSession } from '../../../test/jwks-server.js';
+import {
+  type Api,
+  CONTROLD_PROFILE,
+  CONTROLD_TOKEN,
+  connectPartners,
+  controldState,
+  type Doubles,
+  enforce,
+  expectedControlD,
+  expectedNextDns,
+  NEXTDNS_KEY,
+  NEXTDNS_PROFILE,
+  nextdnsState,
+  resultFor,
+  setUpFamily,
+  startDoubles,
+} from '../../../test/live-partners.js';
+import { productionEnv } from '../../../test/production.js';
+
+/** The categories each partner has a mapping for, among the rules setUpFamily enables. */
+const MAPPED = {
+  nextdns: [
+    'web_filter_level',
+    'web_safesearch',
+    'targeted_ad_block',
+    'time_scheduled_hours',
+    'web_category_block',
+    'web_custom_blocklist',
+    'web_custom_allowlist',
+    'app_block_list',
+    'content_restricted_mode',
+  ],
+  controld: [
+    'web_filter_level',
+    'web_safesearch',
+    'targeted_ad_block',
+    'web_category_block',
+    'web_custom_blocklist',
+    'web_custom_allowlist',
+    'app_block_list',
+    'content_restricted_mode',
+  ],
+};
+
+const ISS = 'https://id.example.test/';
+const TIMEOUT_MS = 400;
+
+describe('live enforcement on NextDNS and Control D (production)', () => {
+  const jwks = new JwksServer();
+  let doubles: Doubles;
+  let t: TestApp;
+  let api: Api;
+  let family: Awaited<ReturnType<typeof setUpFamily>>;
+  let connections: Awaited<ReturnType<typeof connectPartners>>;
+  let sub = 0;
+
+  beforeAll(async () => {
+    await jwks.start();
+    const key = await newSigningKey('live-partners');
+    jwks.keys.push(key.jwk);
+    doubles = await startDoubles();
+    t = await buildTestApp({
+      env: { ...productionEnv({ jwksUrl: jwks.url, issuer: ISS }), ...doubles.env },
+      // A partner call may take 400 ms here (10 s in production); backoff in milliseconds.
+      tuning: { partnerHttp: { timeoutMs: TIMEOUT_MS, backoffMs: 20, maxRetries: 2 } },
+    });
+    api = async (method, path, body) => {
+      // A new parent per test: its own family, so tests never see each other's jobs.
+      const res = await t.app.inject({
+        method: method as 'GET',
+        url: path,
+        headers: { authorization: `Bearer ${session}` },
+        ...(body === undefined ? {} : { payload: body as object }),
+      });
+      return { status: res.statusCode, body: res.body === '' ? undefined : res.json() };
+    };
+    const iat = Math.floor(t.clock.now().getTime() / 1000);
+    newParent = async () => {
+      session = await signSession(key, { iss: ISS, sub: `parent-${++sub}`, iat, exp: iat + 3600 });
+    };
+  });
+  let session = '';
+  let newParent: () => Promise<void>;
+
+  beforeEach(async () => {
+    doubles.reset();
+    await newParent();
+    family = await setUpFamily(api);
+    connections = await connectPartners(api, family.familyId);
+  });
+  afterAll(async () => {
+    await t.close();
+    await doubles.stop();
+    await jwks.stop();
+  });
+
+  async function enabledCategories(): Promise<string[]> {
+    const rules = (await api('GET', `/api/v1/policies/${family.policyId}/rules`)).body as Array<{
+      category: string;
+      enabled: boolean;
+    }>;
+    return rules.filter((rule) => rule.enabled).map((rule) => rule.category);
+  }
+
+  it('brings both profiles to the policy, counts each rule, and ends completed', async () => {
+    const job = await enforce(api, family.childId);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const enabled = await enabledCategories();
+    for (const platform of ['nextdns', 'controld'] as const) {
+      const mapped = enabled.filter((category) => MAPPED[platform].includes(category)).length;
+      expect(resultFor(job, platform)).toMatchObject({
+        status: 'success',
+        rules_applied: mapped,
+        rules_skipped: enabled.length - mapped,
+        rules_failed: 0,
+        error_message: null,
+      });
+    }
+    expect(nextdnsState(doubles)).toEqual(expectedNextDns());
+    expect(controldState(doubles)).toEqual(expectedControlD());
+
+    // The schedule drives NextDNS's recreation times; the parent's time zone stays.
+    const schedule = (await api('GET', `/api/v1/policies/${family.policyId}/rules`)).body.find(
+      (rule: { category: string }) => rule.category === 'time_scheduled_hours',
+    ).config.schedule;
+    const recreation = doubles.nextdns.profiles.get(NEXTDNS_PROFILE)?.parentalControl.recreation;
+    expect(recreation?.timezone).toBe('Europe/Paris');
+    expect(recreation?.times.monday).toEqual({
+      start: `${schedule.weekday.start}:00`,
+      end: schedule.weekday.end === '24:00' ? '23:59:59' : `${schedule.weekday.end}:00`,
+    });
+    expect(recreation?.times.sunday?.start).toBe(`${schedule.weekend.start}:00`);
+  });
+
+  it('changes nothing when the same policy is enforced again', async () => {
+    await enforce(api, family.childId);
+    const nextdnsOnce = structuredClone(doubles.nextdns.profiles.get(NEXTDNS_PROFILE));
+    const controldOnce = controldState(doubles);
+    const before = [doubles.nextdns.requests.length, doubles.controld.requests.length];
+    const again = await enforce(api, family.childId);
+    expect(again.status).toBe('completed');
+    expect(doubles.nextdns.profiles.get(NEXTDNS_PROFILE)).toEqual(nextdnsOnce);
+    expect(controldState(doubles)).toEqual(controldOnce);
+    // Converged already: the second run only read.
+    const calls = [
+      ...doubles.nextdns.requests.slice(before[0]),
+      ...doubles.controld.requests.slice(before[1]),
+    ];
+    expect(
+      calls.filter((call) => !call.startsWith('GET ')),
+      JSON.stringify(calls),
+    ).toEqual([]);
+  });
+
+  it('follows a changed rule and a removed one, and restores what it had changed', async () => {
+    await enforce(api, family.childId);
+    const changed = await api(
+      'PUT',
+      `/api/v1/policies/${family.policyId}/rules/web_custom_blocklist`,
+      { enabled: true, config: { domains: ['games.example', 'new.example'] } },
+    );
+    expect(changed.status).toBe(200);
+    expect((await enforce(api, family.childId)).status).toBe('completed');
+    expect(nextdnsState(doubles)).toEqual(
+      expectedNextDns({ denylist: ['games.example', 'new.example'] }),
+    );
+    expect(controldState(doubles)).toEqual(
+      expectedControlD({ blocked: ['games.example', 'new.example'] }),
+    );
+
+    // Removing web_category_block: social-networks / social and the bypass block go (nothing
+    // else wants them); porn stays (web_filter_level wants it too).
+    const removed = await api(
+      'DELETE',
+      `/api/v1/policies/${family.policyId}/rules/web_category_block`,
+    );
+    expect(removed.status).toBe(204);
+    expect((await enforce(api, family.childId)).status).toBe('completed');
+    const nextdns = expectedNextDns({
+      denylist: ['games.example', 'new.example'],
+      categories: ['porn', 'gambling', 'dating', 'piracy'],
+    });
+    nextdns.parentalControl.blockBypass = false;
+    expect(nextdnsState(doubles)).toEqual(nextdns);
+    expect(controldState(doubles)).toEqual(
+      expectedControlD({
+        blocked: ['games.example', 'new.example'],
+        filters: ['ads', 'dating', 'drugs', 'gambling', 'iot', 'porn'],
+      }),
+    );
+  });
+
+  it('leaves an entry the parent made even when a rule wants the same thing', async () => {
+    await api('PUT', `/api/v1/policies/${family.policyId}/rules/web_custom_blocklist`, {
+      enabled: true,
+      config: { domains: ['parent-own.example'] },
+    });
+    await enforce(api, family.childId);
+    await api('PUT', `/api/v1/policies/${family.policyId}/rules/web_custom_blocklist`, {
+      enabled: true,
+      config: { domains: [] },
+    });
+    expect((await enforce(api, family.childId)).status).toBe('completed');
+    expect(nextdnsState(doubles).denylist).toEqual([{ id: 'parent-own.example', active: true }]);
+  });
+
+  it('reports refused credentials, marks the connection, and recovers once they are renewed', async () => {
+    doubles.nextdns.profiles.delete(NEXTDNS_PROFILE);
+    doubles.nextdns.addProfile(NEXTDNS_PROFILE);
+    const revoked = doubles.nextdns as { apiKey: string };
+    Object.defineProperty(revoked, 'apiKey', { value: 'another-key', configurable: true });
+    try {
+      const job = await enforce(api, family.childId);
+      expect(job.status).toBe('partial');
+      const result = resultFor(job, 'nextdns');
+      expect(result).toMatchObject({ status: 'failed', rules_applied: 0 });
+      expect(result.rules_failed).toBeGreaterThan(0);
+      expect(result.error_message).toContain('NextDNS refused the credentials (HTTP 403)');
+      expect(result.error_message).toContain(`PATCH /api/v1/connections/${connections.nextdns}`);
+      const listed = (await api('GET', `/api/v1/families/${family.familyId}/connections`)).body;
+      const nextdns = listed.find((c: { platform_id: string }) => c.platform_id === 'nextdns');
+      expect(nextdns.status).toBe('credentials_rejected');
+
+      // Renewing with a key the partner refuses too is a 400, and changes nothing.
+      const refused = await api('PATCH', `/api/v1/connections/${connections.nextdns}`, {
+        credentials: { api_key: NEXTDNS_KEY, profile_id: NEXTDNS_PROFILE },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.message).toContain('NextDNS refused the credentials');
+    } finally {
+      Object.defineProperty(revoked, 'apiKey', { value: NEXTDNS_KEY, configurable: true });
+    }
+    const renewed = await api('PATCH', `/api/v1/connections/${connections.nextdns}`, {
+      credentials: { api_key: NEXTDNS_KEY, profile_id: NEXTDNS_PROFILE },
+    });
+    expect(renewed.status, JSON.stringify(renewed.body)).toBe(200);
+    expect(renewed.body).toMatchObject({ status: 'connected', has_credentials: true });
+    expect(JSON.stringify(renewed.body)).not.toContain(NEXTDNS_KEY);
+    expect((await enforce(api, family.childId)).status).toBe('completed');
+  });
+
+  it('names a missing profile', async () => {
+    doubles.controld.profiles.delete(CONTROLD_PROFILE);
+    const job = await enforce(api, family.childId);
+    expect(job.status).toBe('partial');
+    const result = resultFor(job, 'controld');
+    expect(result.status).toBe('failed');
+    expect(result.error_message).toContain(`Control D has no profile "${CONTROLD_PROFILE}"`);
+  });
+
+  it('retries a 429 after its Retry-After, and a 5xx with backoff, then succeeds', async () => {
+    doubles.nextdns.faults.push({
+      status: 429,
+      retryAfter: '1',
+      body: { errors: [{ code: 'tooManyRequests' }] },
+    });
+    doubles.controld.faults.push({
+      status: 503,
+      body: { body: [], success: false, error: { message: 'Service unavailable', code: 50301 } },
+    });
+    const started = Date.now();
+    const job = await enforce(api, family.childId);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(nextdnsState(doubles)).toEqual(expectedNextDns());
+    expect(controldState(doubles)).toEqual(expectedControlD());
+  });
+
+  it('gives up on a call that outlasts its timeout, and succeeds on the retry', async () => {
+    doubles.nextdns.faults.push({ hangMs: TIMEOUT_MS * 3, match: /^POST / });
+    const job = await enforce(api, family.childId);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    expect(nextdnsState(doubles)).toEqual(expectedNextDns());
+  });
+
+  it('fails what an outage cut off mid-run, and the next run converges from there', async () => {
+    // Every attempt at one write fails: the run ends there with that partner's message.
+    for (let i = 0; i < 3; i++) {
+      doubles.nextdns.faults.push({
+        status: 500,
+        match: /^POST .*\/denylist$/,
+        body: { errors: [{ code: 'internalServerError' }] },
+      });
+    }
+    const cut = await enforce(api, family.childId);
+    expect(cut.status).toBe('partial');
+    const result = resultFor(cut, 'nextdns');
+    expect(result.status).toBe('failed');
+    expect(result.rules_failed).toBeGreaterThan(0);
+    expect(result.error_message).toContain('NextDNS answered 500');
+    expect(result.error_message).toContain('after 3 attempts');
+
+    const next = await enforce(api, family.childId);
+    expect(next.status).toBe('completed');
+    expect(nextdnsState(doubles)).toEqual(expectedNextDns());
+  });
+
+  it('checks credentials at connect: fields named, refusals and missing profiles are 400s', async () => {
+    const post = (credentials: Record<string, string>, platform = 'nextdns') =>
+      api('POST', `/api/v1/families/${family.familyId}/connections`, {
+        platform_id: platform,
+        credentials,
+      });
+    await api('DELETE', `/api/v1/connections/${connections.nextdns}`);
+    await api('DELETE', `/api/v1/connections/${connections.controld}`);
+
+    const missing = await post({ api_key: NEXTDNS_KEY });
+    expect(missing.status).toBe(400);
+    expect(missing.body.message).toBe(
+      'credentials.profile_id is required for nextdns (it needs api_key, profile_id)',
+    );
+    const noToken = await post({ profile_id: CONTROLD_PROFILE }, 'controld');
+    expect(noToken.body.message).toContain('credentials.api_token is required for controld');
+
+    const wrongKey = await post({ api_key: 'not-the-key', profile_id: NEXTDNS_PROFILE });
+    expect(wrongKey.status).toBe(400);
+    expect(wrongKey.body.message).toContain('NextDNS refused the credentials (HTTP 403)');
+    expect(JSON.stringify(wrongKey.body)).not.toContain('not-the-key');
+
+    const wrongToken = await post(
+      { api_token: 'api.wrong', profile_id: CONTROLD_PROFILE },
+      'controld',
+    );
+    expect(wrongToken.status).toBe(400);
+    expect(wrongToken.body.message).toContain('Control D refused the credentials (HTTP 401)');
+
+    const noProfile = await post({ api_token: CONTROLD_TOKEN, profile_id: 'nope' }, 'controld');
+    expect(noProfile.status).toBe(400);
+    expect(noProfile.body.message).toContain('Control D has no profile "nope"');
+
+    for (let i = 0; i < 3; i++) {
+      doubles.nextdns.faults.push({ status: 502 });
+    }
+    const down = await post({ api_key: NEXTDNS_KEY, profile_id: NEXTDNS_PROFILE });
+    expect(down.status).toBe(503);
+    expect(down.body.message).toContain('NextDNS could not be reached to check the credentials');
+
+    // Nothing above was stored.
+    expect((await api('GET', `/api/v1/families/${family.familyId}/connections`)).body).toEqual([]);
+  });
+});
