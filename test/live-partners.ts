@@ -45,7 +45,7 @@ export type Api = (
   method: string,
   path: string,
   body?: unknown,
-) => Promise<{ status: number; body: any }>;
+) => Promise<{ status: number; body: ReturnType<typeof JSON.parse> }>;
 
 export interface Job {
   id: string;
