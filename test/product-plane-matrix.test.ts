@@ -431,6 +431,15 @@ const ROWS: Row[] = [
     idRoute: true,
   },
   {
+    method: 'PATCH',
+    path: (m) => `/connections/${m.connectionId}`,
+    body: () => ({ credentials: { api_key: 'renewed', profile_id: 'abc123' } }),
+    scope: 'write:families',
+    status: 200,
+    fields: CONNECTION,
+    idRoute: true,
+  },
+  {
     method: 'DELETE',
     path: (m) => `/connections/${m.connectionId}`,
     scope: 'write:families',
@@ -717,7 +726,7 @@ describe('CONTRACT §7, row by row, in both forms', () => {
       method: 'POST',
       url: `${prefix}/families/${body.family.id}/connections`,
       headers,
-      payload: { platform_id: 'nextdns', credentials: { api_key: 'k' } },
+      payload: { platform_id: 'nextdns', credentials: { api_key: 'k', profile_id: 'abc123' } },
     });
     expect(connection.statusCode, connection.body).toBe(201);
     const created = async (method: 'POST', url: string, payload: object, status: number) => {

@@ -70,7 +70,7 @@ describe('no issued secret ever reaches the logs', () => {
       (
         await send('POST', `/api/v1/developer/families/${familyId}/connections`, auth, {
           platform_id: 'nextdns',
-          credentials: { api_key: credential },
+          credentials: { api_key: credential, profile_id: 'abc123' },
         })
       ).status,
     ).toBe(201);
