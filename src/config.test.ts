@@ -33,6 +33,7 @@ describe('configuration (CONTRACT.md §1)', () => {
       stewardDid: 'did:ocss:haven-steward',
       sandboxSessions: { max: 10_000, idleMs: 30 * 24 * 60 * 60 * 1000 },
       workers: 'inline',
+      partnerApiUrls: { nextdns: 'https://api.nextdns.io', controld: 'https://api.controld.com' },
     });
   });
 
@@ -85,6 +86,12 @@ describe('configuration (CONTRACT.md §1)', () => {
       'DATABASE_URL: must use postgres or postgresql',
     );
     expect(failure({ REDIS_URL: 'not a url' })).toBe('REDIS_URL: must be an absolute URL');
+    expect(failure({ NEXTDNS_API_URL: 'api.nextdns.io' })).toBe(
+      'NEXTDNS_API_URL: must be an absolute URL',
+    );
+    expect(failure({ CONTROLD_API_URL: 'ftp://api.controld.com' })).toBe(
+      'CONTROLD_API_URL: must use http or https',
+    );
     expect(failure({ LOG_LEVEL: 'loud' })).toMatch(/^LOG_LEVEL: must be one of/);
     expect(failure({ TRUST_PROXY: 'maybe' })).toMatch(/^TRUST_PROXY: /);
     expect(failure({ CREDENTIALS_KEY: Buffer.alloc(16).toString('base64') })).toBe(

@@ -106,7 +106,10 @@ describe('domain events reach subscribed webhooks', () => {
       {
         method: 'POST',
         url: `/api/v1/families/${familyId}/connections`,
-        payload: { platform_id: 'nextdns', credentials: { api_key: 'never-in-an-event' } },
+        payload: {
+          platform_id: 'nextdns',
+          credentials: { api_key: 'never-in-an-event', profile_id: 'abc123' },
+        },
       },
       201,
     );
