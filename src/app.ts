@@ -123,7 +123,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const health = createHealthService({ ping: deps.database.ping, clock });
   await app.register(healthRoutes(health, config.appEnv));
-  await registerRoutes(app, services);
+  await registerRoutes(app, services, config);
 
   for (const plugin of deps.plugins ?? []) {
     await app.register(plugin);

@@ -111,6 +111,19 @@ export function installAuthentication(app: FastifyInstance, deps: AuthDeps): voi
       }
       return fromApiKey(credential.secret);
     }
+    if (mode === 'mcp') {
+      // Only an MCP token opens /mcp: a session or an API key there is no valid token.
+      switch (credential.kind) {
+        case 'mcpToken':
+          return fromMcpToken(credential.secret);
+        case 'none':
+          throw new UnauthorizedError(MESSAGES.missingHeader);
+        case 'malformed':
+          throw new UnauthorizedError(MESSAGES.badFormat);
+        default:
+          throw new UnauthorizedError(MESSAGES.badToken);
+      }
+    }
     switch (credential.kind) {
       case 'none':
         if (mode === 'product' && deps.appEnv === 'sandbox') {

@@ -22,7 +22,8 @@ export type Principal =
  *   put on `request.device`; `request.principal` stays null, so no product route can ever
  *   be reached with a device key.
  */
-export type AuthMode = 'public' | 'session' | 'product' | 'developer' | 'device';
+/** `mcp`: MCP tokens only (POST /mcp, CONTRACT.md §10.1). */
+export type AuthMode = 'public' | 'session' | 'product' | 'developer' | 'device' | 'mcp';
 
 /** The device behind a verified `X-Device-Key`. */
 export interface DeviceIdentity {

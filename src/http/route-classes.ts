@@ -10,7 +10,13 @@ export function isMutatingMethod(method: string): boolean {
   return MUTATING_METHODS.has(method.toUpperCase());
 }
 
-/** CONTRACT.md §4: everything under /api/v1 except the Annex B editions is metered. */
+/** The MCP endpoint (CONTRACT.md §10.1). */
+export const MCP_PATH = '/mcp';
+
+/**
+ * CONTRACT.md §4: everything under /api/v1 except the Annex B editions is metered; so is
+ * /mcp, in the token user's bucket (§10.1).
+ */
 export function isMeteredPath(path: string): boolean {
-  return isApiPath(path) && !path.startsWith('/api/v1/annex-b/');
+  return (isApiPath(path) && !path.startsWith('/api/v1/annex-b/')) || path === MCP_PATH;
 }

@@ -39,6 +39,7 @@ import { seedFederation } from './federation/seed.js';
 import { createSignatureGuard } from './federation/signature-guard.js';
 import { signedRoutes } from './federation/signed-routes.js';
 import { createTrustListService } from './federation/trust-list-service.js';
+import { mcpRoutes } from './mcp/routes.js';
 import { mcpTokenRoutes } from './mcp-tokens/routes.js';
 import { createMcpTokensService } from './mcp-tokens/service.js';
 import { sandboxOAuthRoutes } from './oauth/routes.js';
@@ -251,7 +252,11 @@ export async function closeServices(services: Services): Promise<void> {
   await services.bus.close();
 }
 
-export async function registerRoutes(app: FastifyInstance, services: Services): Promise<void> {
+export async function registerRoutes(
+  app: FastifyInstance,
+  services: Services,
+  config: Pick<Config, 'publicBaseUrl'>,
+): Promise<void> {
   if (services.authority.devIssuer) {
     await app.register(devIssuerRoutes(services.authority.devIssuer));
   }
@@ -284,4 +289,5 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await app.register(signedRoutes({ ...services.signed, providers: services.providers }));
   await app.register(sandboxOAuthRoutes(services.sandboxOAuth));
   await app.register(annexBRoutes(services.annexB));
+  await app.register(mcpRoutes({ root: app, publicBaseUrl: () => config.publicBaseUrl }));
 }

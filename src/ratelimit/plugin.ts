@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { AppError } from '../http/errors.js';
+import { isInternalCall } from '../http/internal-calls.js';
 import { isOcssRoute } from '../http/ocss-route.js';
 import { isMeteredPath } from '../http/route-classes.js';
 import type { WindowDecision } from './sliding-window.js';
@@ -72,7 +73,8 @@ export function installRateLimit(app: FastifyInstance, deps: RateLimitDeps): voi
   }
 
   app.addHook('onRequest', (request, reply, done) => {
-    if (!isMeteredPath(request.url.split('?')[0] ?? '')) {
+    // A tool call's REST request was metered as the /mcp request that made it.
+    if (!isMeteredPath(request.url.split('?')[0] ?? '') || isInternalCall(request)) {
       done();
       return;
     }

@@ -95,6 +95,13 @@ export const TOOLS: readonly ToolRow[] = [
       "Creates or replaces one rule of a policy: policy_id, category (from list_rule_categories), enabled, and config (must satisfy the category's config_schema). An active policy is re-enforced.",
   },
   {
+    name: 'list_rules',
+    operationId: 'listPolicyRules',
+    title: "List a policy's rules",
+    description:
+      'Every rule of a policy (policy_id): category, enabled, and config. Read it to explain or change what is blocked. Changes nothing.',
+  },
+  {
     name: 'delete_rule',
     operationId: 'deletePolicyRule',
     title: 'Delete a rule',
