@@ -255,21 +255,114 @@ describe('the MCP server at POST /mcp', () => {
     });
   });
 
-  it("answers another family's ids as not found, and changes nothing there", async () => {
+  it('answers every id of another family as not found, on every tool, and changes nothing', async () => {
     const client = await connect(token);
-    const before = await t.app.inject({ url: `/api/v1/children/${bobChild}`, headers: bob.auth });
-    for (const [name, args] of [
-      ['get_child', { child_id: bobChild }],
-      ['update_child', { child_id: bobChild, name: 'Mallory' }],
-      ['delete_child', { child_id: bobChild }],
-      ['enforce_policy', { child_id: bobChild }],
-    ] as const) {
-      const result = await call(client, name, args);
-      expect(result.isError, name).toBe(true);
-      expect(result.content[0]?.text, name).toBe('404 child not found');
+    // Bob's family has one of everything a tool can be pointed at.
+    const bobAuth = { ...bob.auth, 'content-type': 'application/json' };
+    const bobGet = async (url: string) => (await t.app.inject({ url, headers: bob.auth })).json();
+    const bobPost = async (url: string, payload: object) =>
+      (await t.app.inject({ method: 'POST', url, headers: bobAuth, payload })).json();
+    const bobFamily = (await bobGet(`/api/v1/children/${bobChild}`)).family_id as string;
+    const policy = (await bobGet(`/api/v1/children/${bobChild}/policies`))[0].id as string;
+    const connection = (
+      await bobPost(`/api/v1/families/${bobFamily}/connections`, { platform_id: 'nextdns' })
+    ).id as string;
+    const job = (await bobPost(`/api/v1/children/${bobChild}/enforce`, {})).id as string;
+    const ids: Record<string, string> = {
+      family_id: bobFamily,
+      child_id: bobChild,
+      policy_id: policy,
+      connection_id: connection,
+      job_id: job,
+    };
+    const snapshot = async () =>
+      JSON.stringify([
+        await bobGet(`/api/v1/families/${bobFamily}`),
+        await bobGet(`/api/v1/families/${bobFamily}/children`),
+        await bobGet(`/api/v1/children/${bobChild}/policies`),
+        await bobGet(`/api/v1/policies/${policy}/rules`),
+        await bobGet(`/api/v1/families/${bobFamily}/connections`),
+      ]);
+    const before = await snapshot();
+
+    const { tools } = await client.listTools();
+    let tried = 0;
+    for (const tool of tools) {
+      const properties = Object.keys(tool.inputSchema.properties ?? {});
+      const idArgs = properties.filter((name) => name in ids);
+      if (idArgs.length === 0) {
+        continue;
+      }
+      // Valid-looking arguments around the foreign id, so only the wall can refuse.
+      const args: Record<string, unknown> = {
+        name: 'Mallory',
+        child_name: 'Mallory',
+        birth_date: '2015-01-01',
+        platform_id: 'xbox',
+        category: 'web_safesearch',
+        enabled: true,
+        config: { enabled: true },
+      };
+      for (const name of Object.keys(args)) {
+        if (!properties.includes(name)) {
+          delete args[name];
+        }
+      }
+      for (const name of idArgs) {
+        args[name] = ids[name];
+      }
+      const result = await call(client, tool.name, args);
+      tried++;
+      expect(result.isError, `${tool.name}: ${result.content[0]?.text}`).toBe(true);
+      expect(result.content[0]?.text, tool.name).toMatch(/^404 [a-z ]+ not found$/);
     }
-    const after = await t.app.inject({ url: `/api/v1/children/${bobChild}`, headers: bob.auth });
-    expect(after.json()).toEqual(before.json());
+    expect(tried).toBeGreaterThanOrEqual(20);
+    expect(await snapshot()).toBe(before);
+  });
+
+  it('surfaces a rate-limited token as HTTP 429 with Retry-After, before any tool runs', async () => {
+    const carol = await newSession(t.app);
+    const carolFamily = (await family(carol, 'Cy')).family.id;
+    const limited = (await mint(carol, carolFamily)).plain;
+    const rpc = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+    const post = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: {
+          authorization: `Bearer ${limited}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+        },
+        payload: rpc,
+      });
+    let last = await post();
+    for (let i = 0; i < 120 && last.statusCode !== 429; i++) {
+      last = await post();
+    }
+    expect(last.statusCode).toBe(429);
+    expect(last.headers['retry-after']).toBeDefined();
+    expect(last.json()).toMatchObject({ code: 429, message: 'rate limit exceeded' });
+    // The same user's REST calls share the bucket (CONTRACT §10.1: metered like its calls).
+    const rest = await t.app.inject({
+      url: `/api/v1/families/${carolFamily}`,
+      headers: carol.auth,
+    });
+    expect(rest.statusCode).toBe(429);
+  });
+
+  it('logs a request line for each /mcp POST, with its status (the client’s SSE GET is a 405)', async () => {
+    const client = await connect(token);
+    const before = t.logs.length;
+    await call(client, 'get_family');
+    const lines = t.logs
+      .slice(before)
+      .filter(
+        (line) =>
+          line.msg === 'request completed' && line.path === '/mcp' && line.method === 'POST',
+      );
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.map((line) => line.status)).toEqual(lines.map(() => 200));
   });
 
   it('lists resources and prompts, and reads the family', async () => {
