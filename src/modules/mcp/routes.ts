@@ -123,7 +123,12 @@ export function mcpRoutes(options: {
       app.route({
         method,
         url: MCP_PATH,
-        schema: { hide: true },
+        config: { errors: [405] },
+        schema: {
+          operationId: method === 'GET' ? 'mcpGetNotSupported' : 'mcpDeleteNotSupported',
+          summary: `Not supported: 405 with Allow: POST (${method === 'GET' ? 'no SSE stream' : 'no session to end'}; the server is stateless)`,
+          tags: ['MCP'],
+        },
         handler: (_request, reply) =>
           sendFailure(reply.header('allow', 'POST'), {
             status: 405,
