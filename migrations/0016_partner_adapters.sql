@@ -17,5 +17,10 @@ create table partner_managed_state (
   -- a new record.
   profile_id text not null,
   state jsonb not null,
-  updated_at timestamptz not null
+  updated_at timestamptz not null,
+  -- One run converges a profile at a time (an automatic job and a requested one may start
+  -- together, on any worker): the run holding the lease, until when. A lease outlives a
+  -- crashed worker by its expiry only.
+  lease_owner text,
+  lease_until timestamptz
 );

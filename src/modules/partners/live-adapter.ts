@@ -11,10 +11,21 @@ import {
   type ProfileSnapshot,
   type ProfileWriter,
 } from './converge.js';
-import { loadManagedState, saveManagedState } from './managed-state-store.js';
+import {
+  loadManagedState,
+  releaseLease,
+  saveManagedState,
+  takeLease,
+} from './managed-state-store.js';
 import { PartnerError, type PartnerHttpTuning } from './partner-http.js';
 
 export type PartnerCredentials = Record<string, string>;
+
+/** Longer than any bounded run (each call ≤ 10 s, retried a bounded number of times). */
+const LEASE_MS = 10 * 60_000;
+/** How long a run waits for another run of the same profile to finish. */
+const LEASE_WAIT_MS = 2 * 60_000;
+const LEASE_POLL_MS = 200;
 
 export interface PartnerClient {
   /** One read of the whole profile (also how credentials are checked at connect). */
@@ -38,6 +49,12 @@ export interface PartnerDefinition {
 
 export interface LivePartner extends PlatformAdapter {
   definition: PartnerDefinition;
+  /** One run, the lease held: read the profile and converge it. */
+  converged(
+    input: AdapterInput,
+    credentials: PartnerCredentials,
+    profileId: string,
+  ): Promise<PlatformResult>;
   /** Checks the credentials with one read of the profile; throws PartnerError if refused. */
   check(credentials: PartnerCredentials): Promise<void>;
 }
@@ -84,7 +101,7 @@ export function createLivePartner(
   const clientFor = (credentials: PartnerCredentials) =>
     definition.client(credentials, deps.baseUrl, deps.tuning);
 
-  return {
+  const partner: LivePartner = {
     definition,
 
     async check(credentials) {
@@ -102,6 +119,42 @@ export function createLivePartner(
         );
       }
       const profileId = profileIdOf(definition, credentials);
+      const row = {
+        connectionId: input.connectionId,
+        platformId: definition.platformId,
+        profileId,
+      };
+      // One run per profile at a time: two runs reading the same profile would each send
+      // what the other is sending.
+      const owner = crypto.randomUUID();
+      const waitUntil = Date.now() + LEASE_WAIT_MS;
+      for (;;) {
+        const now = deps.clock.now();
+        const lease = { owner, now, until: new Date(now.getTime() + LEASE_MS) };
+        if (await takeLease(deps.db, row, lease)) {
+          break;
+        }
+        if (Date.now() > waitUntil) {
+          return failedWhole(
+            input.rules,
+            definition.mapping,
+            `another enforcement of this ${definition.name} profile is still running; this one gave up waiting after ${LEASE_WAIT_MS / 1000} s`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+      }
+      try {
+        return await partner.converged(input, credentials, profileId);
+      } finally {
+        await releaseLease(deps.db, input.connectionId, owner);
+      }
+    },
+
+    async converged(
+      input: AdapterInput,
+      credentials: PartnerCredentials,
+      profileId: string,
+    ): Promise<PlatformResult> {
       const client = clientFor(credentials);
       let snapshot: ProfileSnapshot;
       try {
@@ -146,4 +199,5 @@ export function createLivePartner(
       return result;
     },
   };
+  return partner;
 }

@@ -197,6 +197,27 @@ describe('live enforcement on NextDNS and Control D (production)', () => {
     );
   });
 
+  it('runs one job at a time on a profile: jobs started together all complete, and converge', async () => {
+    const jobs = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        api('POST', `/api/v1/children/${family.childId}/enforce`, {}),
+      ),
+    );
+    const finished: string[] = [];
+    for (const queued of jobs) {
+      expect(queued.status).toBe(202);
+      let status = 'pending';
+      const deadline = Date.now() + 30_000;
+      while (['pending', 'running'].includes(status) && Date.now() < deadline) {
+        status = (await api('GET', `/api/v1/enforcement/jobs/${queued.body.id}`)).body.status;
+      }
+      finished.push(status);
+    }
+    expect(finished).toEqual(['completed', 'completed', 'completed']);
+    expect(nextdnsState(doubles)).toEqual(expectedNextDns());
+    expect(controldState(doubles)).toEqual(expectedControlD());
+  });
+
   it('leaves an entry the parent made even when a rule wants the same thing', async () => {
     await api('PUT', `/api/v1/policies/${family.policyId}/rules/web_custom_blocklist`, {
       enabled: true,

@@ -28,6 +28,8 @@ export interface ManagedStateTable {
   profile_id: string;
   state: ColumnType<ManagedState, string, string>;
   updated_at: Date;
+  lease_owner: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export const EMPTY_STATE: ManagedState = { items: [], settings: {} };
@@ -72,5 +74,44 @@ export async function saveManagedState(
         updated_at: values.updated_at,
       }),
     )
+    .execute();
+}
+
+/**
+ * Takes the connection's lease if no live run holds it: true when taken. The row is made
+ * first if the connection has none yet (an empty record of this profile).
+ */
+export async function takeLease(
+  db: Db,
+  row: { connectionId: string; platformId: string; profileId: string },
+  lease: { owner: string; now: Date; until: Date },
+): Promise<boolean> {
+  await db
+    .insertInto('partner_managed_state')
+    .values({
+      connection_id: row.connectionId,
+      platform_id: row.platformId,
+      profile_id: row.profileId,
+      state: JSON.stringify(EMPTY_STATE),
+      updated_at: lease.now,
+    })
+    .onConflict((conflict) => conflict.column('connection_id').doNothing())
+    .execute();
+  const taken = await db
+    .updateTable('partner_managed_state')
+    .set({ lease_owner: lease.owner, lease_until: lease.until })
+    .where('connection_id', '=', row.connectionId)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', lease.now)]))
+    .returning('connection_id')
+    .executeTakeFirst();
+  return taken !== undefined;
+}
+
+export async function releaseLease(db: Db, connectionId: string, owner: string): Promise<void> {
+  await db
+    .updateTable('partner_managed_state')
+    .set({ lease_owner: null, lease_until: null })
+    .where('connection_id', '=', connectionId)
+    .where('lease_owner', '=', owner)
     .execute();
 }
