@@ -1,0 +1,10 @@
+// @haven/sdk: the TypeScript client for Haven (CONTRACT.md §10.2).
+export type { RateLimit, WithResponse } from './api-call.js';
+export { ApiCall } from './api-call.js';
+export { Haven, type HavenOptions } from './client.js';
+export type { RequestOptions } from './core.js';
+export { type WatchOptions, watchDevicePolicy } from './device-agent.js';
+export { HavenError } from './errors.js';
+export type { Body, Item, OperationId, Query, Result } from './operation-types.js';
+export { type Signer, signRequest } from './signer.js';
+export { verifyWebhook, WebhookVerificationError } from './webhooks.js';
