@@ -23,6 +23,10 @@ const SRC = join(ROOT, 'src');
 const DIST = join(ROOT, 'dist');
 const FINGERPRINT = join(DIST, '.build-fingerprint');
 const INPUTS = ['tsconfig.json', 'package-lock.json', 'scripts/build.mjs'];
+/** The console (CONTRACT.md §10.3): bundled with the SDK's source into dist/console. */
+const CONSOLE = join(ROOT, 'console');
+const CONSOLE_OUT = join(DIST, 'console');
+const SDK_SRC = join(ROOT, 'packages', 'sdk', 'src');
 
 function sourcesUnder(dir) {
   const found = [];
@@ -30,7 +34,7 @@ function sourcesUnder(dir) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
       found.push(...sourcesUnder(path));
-    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
+    } else if (/\.(ts|tsx|css|html)$/.test(entry.name) && !entry.name.endsWith('.test.ts')) {
       found.push(path);
     }
   }
@@ -63,18 +67,43 @@ function removeStale(expected) {
   }
 }
 
+/**
+ * The console: one minified ES module (Preact, the SDK, the screens) and its stylesheet,
+ * served by the API from dist/console (no CDN, no inline script).
+ */
+async function buildConsole(build) {
+  await build({
+    entryPoints: [join(CONSOLE, 'src', 'main.tsx')],
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    platform: 'browser',
+    minify: true,
+    sourcemap: true,
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    alias: { '@haven/sdk': join(SDK_SRC, 'index.ts') },
+    outfile: join(CONSOLE_OUT, 'console.js'),
+    logLevel: 'silent',
+  });
+  writeFileSync(join(CONSOLE_OUT, 'console.css'), readFileSync(join(CONSOLE, 'console.css')));
+  writeFileSync(join(CONSOLE_OUT, 'index.html'), readFileSync(join(CONSOLE, 'index.html')));
+  return [join(CONSOLE_OUT, 'console.js')];
+}
+
 export async function buildServer({ ifChanged = false } = {}) {
   const started = performance.now();
-  const sources = sourcesUnder(SRC);
+  const serverSources = sourcesUnder(SRC).filter((path) => path.endsWith('.ts'));
+  const sources = [...serverSources, ...sourcesUnder(CONSOLE), ...sourcesUnder(SDK_SRC)];
   const fingerprint = fingerprintOf(sources);
   if (ifChanged && existsSync(FINGERPRINT) && readFileSync(FINGERPRINT, 'utf8') === fingerprint) {
     return { built: false, files: sources.length, ms: performance.now() - started };
   }
   // Loaded only when there is work: a start with nothing changed pays for no compiler.
-  const { transform } = await import('esbuild');
+  const { transform, build } = await import('esbuild');
   const outputs = new Set();
   await Promise.all(
-    sources.map(async (source) => {
+    serverSources.map(async (source) => {
       const out = join(DIST, relative(SRC, source)).replace(/\.ts$/, '.js');
       const result = await transform(readFileSync(source, 'utf8'), {
         loader: 'ts',
@@ -89,6 +118,9 @@ export async function buildServer({ ifChanged = false } = {}) {
       outputs.add(out);
     }),
   );
+  for (const out of await buildConsole(build)) {
+    outputs.add(out);
+  }
   removeStale(outputs);
   writeFileSync(FINGERPRINT, fingerprint);
   return { built: true, files: sources.length, ms: performance.now() - started };

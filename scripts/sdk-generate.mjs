@@ -192,7 +192,8 @@ function renderResources(operations) {
         args.push(`body${op.bodyOptional ? '?' : ''}: Body<'${op.id}'>`);
       }
       if (op.query.length > 0) {
-        const required = op.query.some((p) => p.required);
+        // A parameter with a default is optional to send, whatever the document's `required` says.
+        const required = op.query.some((p) => p.required && p.schema?.default === undefined);
         args.push(`query${required ? '' : '?'}: Query<'${op.id}'>`);
       }
       args.push('options?: RequestOptions');

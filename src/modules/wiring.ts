@@ -19,6 +19,7 @@ import { childRoutes } from './children/routes.js';
 import { createChildrenService } from './children/service.js';
 import { connectionRoutes } from './connections/routes.js';
 import { createConnectionsService, loadCredentialCipher } from './connections/service.js';
+import { consoleRoutes } from './console/routes.js';
 import { seedDemoFamily } from './demo/demo-family.js';
 import { deviceAgentRoutes } from './devices/agent-routes.js';
 import { createDeviceAgentService } from './devices/agent-service.js';
@@ -290,4 +291,5 @@ export async function registerRoutes(
   await app.register(sandboxOAuthRoutes(services.sandboxOAuth));
   await app.register(annexBRoutes(services.annexB));
   await app.register(mcpRoutes({ root: app, publicBaseUrl: () => config.publicBaseUrl }));
+  await app.register(consoleRoutes);
 }

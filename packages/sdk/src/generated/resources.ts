@@ -222,7 +222,7 @@ export function createResources(core: Core) {
       /** Queue a `test` message to this webhook (`POST /api/v1/webhooks/{webhookID}/test`) */
       test: (webhookId: string, options?: RequestOptions): ApiCall<Result<'testWebhook'>> => core.call({"id":"testWebhook","method":"POST","path":"/api/v1/webhooks/{webhookID}/test","twin":true}, [webhookId], undefined, undefined, options),
       /** Delivery attempts, newest first (`GET /api/v1/webhooks/{webhookID}/deliveries`) */
-      listDeliveries: (webhookId: string, query: Query<'listWebhookDeliveries'>, options?: RequestOptions): ApiCall<Result<'listWebhookDeliveries'>> => core.call({"id":"listWebhookDeliveries","method":"GET","path":"/api/v1/webhooks/{webhookID}/deliveries","twin":true}, [webhookId], undefined, query, options),
+      listDeliveries: (webhookId: string, query?: Query<'listWebhookDeliveries'>, options?: RequestOptions): ApiCall<Result<'listWebhookDeliveries'>> => core.call({"id":"listWebhookDeliveries","method":"GET","path":"/api/v1/webhooks/{webhookID}/deliveries","twin":true}, [webhookId], undefined, query, options),
       /** Send a delivery’s message again, now (`POST /api/v1/webhooks/{webhookID}/deliveries/{deliveryID}/retry`) */
       retryDelivery: (webhookId: string, deliveryId: string, options?: RequestOptions): ApiCall<Result<'retryWebhookDelivery'>> => core.call({"id":"retryWebhookDelivery","method":"POST","path":"/api/v1/webhooks/{webhookID}/deliveries/{deliveryID}/retry","twin":true}, [webhookId, deliveryId], undefined, undefined, options),
     },

@@ -1,0 +1,196 @@
+// The developer console (issue 21, CONTRACT.md §10.3) in Debian's chromium, against a real
+// listening server: sign in, an org, a key whose secret the test then uses, usage drawn
+// after requests, the key revoked and refused, an MCP token, a failing webhook's delivery
+// retried, the trust list verified. Every page fails on a console error, a page error or a
+// request to another origin. Screenshots of the main screens go to docs/.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildListeningTestApp, type TestApp } from './app.js';
+import { BROWSER_TIMEOUT_MS, launchChromium, requireChromium, watchedPage } from './browser.js';
+
+const enabled = requireChromium('console-browser.test.ts');
+const SCREENSHOTS = new URL('../docs/', import.meta.url).pathname;
+const WAIT = { timeout: BROWSER_TIMEOUT_MS / 3 };
+
+describe.runIf(enabled)('the developer console in chromium', () => {
+  let t: TestApp & { baseUrl: string };
+  let browser: Browser | undefined;
+
+  beforeAll(async () => {
+    t = await buildListeningTestApp({
+      // Webhook attempts at once: a failing endpoint's delivery fails within the test.
+      tuning: { jobPollingIntervalSeconds: 0.5, webhookRetryDelaysSeconds: [0, 0, 0, 0, 0, 0, 0] },
+    });
+    browser = await launchChromium();
+  }, BROWSER_TIMEOUT_MS);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  }, BROWSER_TIMEOUT_MS);
+
+  async function signedIn(viewport = { width: 1280, height: 900 }) {
+    if (!browser) {
+      throw new Error('the browser did not start');
+    }
+    const watched = await watchedPage(browser, new URL(t.baseUrl).origin, { viewport });
+    const response = await watched.page.goto(`${t.baseUrl}/console`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await watched.page.getByRole('button', { name: 'Sign in to the sandbox' }).click();
+    await watched.page.getByRole('heading', { name: 'Organizations' }).waitFor(WAIT);
+    return watched;
+  }
+
+  // Evaluated in the page (as text: this file is compiled without the DOM's types).
+  const tokenOf = (page: Page) =>
+    page.evaluate("sessionStorage.getItem('haven.console.token')") as Promise<string>;
+
+  it(
+    'creates an org and a key, shows usage, and revokes the key so that it is refused',
+    async () => {
+      const { context, page, problems } = await signedIn();
+      try {
+        // Every section of §10.3 is there from the start, an org or not.
+        for (const heading of ['API keys', 'Usage', 'MCP tokens', 'Webhooks', 'Trust list']) {
+          await page.getByRole('heading', { name: heading }).waitFor(WAIT);
+        }
+        await page.getByLabel('Name', { exact: true }).fill('Console Org');
+        await page.getByRole('button', { name: 'Create organization' }).click();
+        await page.getByRole('heading', { name: 'API keys' }).waitFor(WAIT);
+
+        await page.getByLabel('Key name').fill('ci-key');
+        await page.getByRole('checkbox', { name: 'read:families' }).check();
+        await page.getByRole('radio', { name: 'test' }).check();
+        await page.getByRole('button', { name: 'Create key' }).click();
+        const region = page.getByRole('region', { name: 'New key' });
+        await region.waitFor(WAIT);
+        const secret = ((await region.locator('code').textContent()) ?? '').trim();
+        expect(secret).toMatch(/^svc_test_/);
+        const row = page.getByRole('row').filter({ hasText: 'ci-key' });
+        await expect.poll(() => row.textContent()).toContain('active');
+
+        // The secret works, from outside the page; its requests are what usage will show.
+        for (let i = 0; i < 5; i++) {
+          const res = await fetch(`${t.baseUrl}/api/v1/developer/families`, {
+            headers: { authorization: `Bearer ${secret}` },
+          });
+          expect(res.status).toBe(200);
+        }
+        await t.app.flushUsage();
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        const chart = page.getByRole('img', { name: 'Requests per day' });
+        await chart.waitFor(WAIT);
+        expect(await chart.locator('rect').count()).toBeGreaterThan(0);
+        await page.screenshot({ path: `${SCREENSHOTS}console-keys.png`, fullPage: true });
+
+        page.once('dialog', (dialog) => void dialog.accept());
+        await row.getByRole('button', { name: 'Revoke' }).click();
+        await expect.poll(() => row.textContent(), WAIT).toContain('revoked');
+        const refused = await fetch(`${t.baseUrl}/api/v1/developer/families`, {
+          headers: { authorization: `Bearer ${secret}` },
+        });
+        expect(refused.status).toBe(401);
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+    BROWSER_TIMEOUT_MS * 2,
+  );
+
+  it(
+    'mints an MCP token, retries a failing webhook delivery, and verifies the trust list',
+    async () => {
+      const { context, page, problems } = await signedIn();
+      try {
+        // A family for the signed-in parent, made through the API as a parent's app would.
+        const token = await tokenOf(page);
+        const setup = await fetch(`${t.baseUrl}/api/v1/setup/quick`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ child_name: 'Ada', birth_date: '2015-06-01' }),
+        });
+        expect(setup.status).toBe(201);
+        await page.reload();
+        await page.getByRole('heading', { name: 'MCP tokens' }).waitFor(WAIT);
+
+        await page.getByLabel('Label').fill('assistant');
+        await page.getByRole('button', { name: 'Mint token' }).click();
+        const minted = page.getByRole('region', { name: 'New MCP token' });
+        await minted.waitFor(WAIT);
+        expect(await minted.locator('code').textContent()).toMatch(/^svcmcp_/);
+
+        // An endpoint nothing listens on: every attempt fails.
+        await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/hooks');
+        await page.getByRole('button', { name: 'Create webhook' }).click();
+        await page.getByRole('region', { name: 'New webhook secret' }).waitFor(WAIT);
+        await page.getByRole('button', { name: 'Deliveries' }).click();
+        await page.getByRole('button', { name: 'Send test' }).click();
+        const failed = page.getByRole('row').filter({ hasText: 'failed' });
+        await expect
+          .poll(async () => {
+            await page.getByRole('button', { name: 'Refresh deliveries' }).click();
+            return failed.count();
+          }, WAIT)
+          .toBeGreaterThan(0);
+        const attempts = (await failed.first().locator('td').nth(3).textContent()) ?? '';
+        await failed.first().getByRole('button', { name: 'Retry' }).click();
+        await expect
+          .poll(async () => {
+            await page.getByRole('button', { name: 'Refresh deliveries' }).click();
+            return page
+              .getByRole('row')
+              .filter({ hasText: 'failed' })
+              .first()
+              .locator('td')
+              .nth(3)
+              .textContent();
+          }, WAIT)
+          .not.toBe(attempts);
+
+        await expect
+          .poll(() => page.getByRole('status').filter({ hasText: 'Signature' }).textContent(), WAIT)
+          .toContain('Signature verified');
+        await page.screenshot({ path: `${SCREENSHOTS}console-webhooks.png`, fullPage: true });
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+    BROWSER_TIMEOUT_MS * 2,
+  );
+
+  it(
+    'reads at 390 px, and a refused token returns to sign-in with a message',
+    async () => {
+      const { context, page, problems } = await signedIn({ width: 390, height: 844 });
+      try {
+        await page.getByRole('heading', { name: 'Trust list' }).waitFor(WAIT);
+        const overflow = (await page.evaluate(
+          'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+        )) as number;
+        expect(overflow).toBeLessThanOrEqual(0);
+        await page.screenshot({ path: `${SCREENSHOTS}console-mobile.png`, fullPage: false });
+        // A token that no longer works (expired, revoked): back to sign-in, told why.
+        await page.evaluate("sessionStorage.setItem('haven.console.token', 'expired.token.value')");
+        await page.reload();
+        await page.getByRole('button', { name: 'Sign in to the sandbox' }).waitFor(WAIT);
+        await expect
+          .poll(() => page.getByRole('status').textContent(), WAIT)
+          .toContain('sign in again');
+        // The refused token's 401 is the one failed request this page makes, on purpose.
+        expect(
+          problems.filter((p) => !/401/.test(p)),
+          problems.join('\n'),
+        ).toEqual([]);
+        expect(problems.some((p) => p.startsWith('401 for GET'))).toBe(true);
+        await page.getByLabel('Session token').fill('');
+        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+        expect(await page.getByRole('alert').textContent()).toContain('Paste a session token');
+      } finally {
+        await context.close();
+      }
+    },
+    BROWSER_TIMEOUT_MS * 2,
+  );
+});
