@@ -3,7 +3,16 @@
 import type { Haven, Result } from '@haven/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { SCOPES } from '../../src/auth/scopes.js';
-import { Empty, ErrorText, type OnSignedOut, Section, useAction, when } from './ui.js';
+import {
+  ConfirmButton,
+  Empty,
+  ErrorText,
+  HeaderRow,
+  type OnSignedOut,
+  Section,
+  useAction,
+  when,
+} from './ui.js';
 
 type Key = Result<'listApiKeys'>[number];
 
@@ -138,20 +147,17 @@ export function ApiKeys(props: { haven: Haven; orgId: string; onSignedOut: OnSig
       ) : (
         <div class="scroll">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <HeaderRow
+              columns={[
+                'Name',
+                'Prefix',
+                'Environment',
+                'Scopes',
+                'Created',
+                'Last used',
+                'Status',
+              ]}
+            />
             <tbody>
               {keys.map((key) => (
                 <tr key={key.id}>
@@ -167,20 +173,17 @@ export function ApiKeys(props: { haven: Haven; orgId: string; onSignedOut: OnSig
                   <td class="actions">
                     {key.revoked_at ? null : (
                       <>
-                        <button
-                          type="button"
+                        <ConfirmButton
+                          label="Revoke"
+                          question={`Revoke ${key.name}? Its next use is refused.`}
                           disabled={busy}
-                          onClick={() => {
-                            if (window.confirm(`Revoke ${key.name}? Its next use is refused.`)) {
-                              void run(async () => {
-                                await haven.apiKeys.revoke(orgId, key.id);
-                                await reload();
-                              });
-                            }
-                          }}
-                        >
-                          Revoke
-                        </button>
+                          onConfirmed={() =>
+                            run(async () => {
+                              await haven.apiKeys.revoke(orgId, key.id);
+                              await reload();
+                            })
+                          }
+                        />
                         <button
                           type="button"
                           disabled={busy}

@@ -2,8 +2,17 @@
 import type { Haven, Result } from '@haven/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { NewSecret } from './api-keys.js';
-import { useFamilies } from './families.js';
-import { Empty, ErrorText, type OnSignedOut, Section, useAction, when } from './ui.js';
+import { FamilySelect, useFamilies } from './families.js';
+import {
+  ConfirmButton,
+  Empty,
+  ErrorText,
+  HeaderRow,
+  type OnSignedOut,
+  Section,
+  useAction,
+  when,
+} from './ui.js';
 
 type Token = Result<'listMcpTokens'>[number];
 
@@ -38,18 +47,7 @@ export function McpTokens(props: { haven: Haven; onSignedOut: OnSignedOut }) {
             });
           }}
         >
-          <label for="mcp-family">Family</label>
-          <select
-            id="mcp-family"
-            value={chosen}
-            onChange={(event) => setFamilyId((event.target as HTMLSelectElement).value)}
-          >
-            {(families ?? []).map((family) => (
-              <option key={family.id} value={family.id}>
-                {family.name}
-              </option>
-            ))}
-          </select>
+          <FamilySelect id="mcp-family" families={families} value={chosen} onChange={setFamilyId} />
           <label for="mcp-label">Label</label>
           <input
             id="mcp-label"
@@ -72,18 +70,7 @@ export function McpTokens(props: { haven: Haven; onSignedOut: OnSignedOut }) {
       ) : (
         <div class="scroll">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Label</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Family</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <HeaderRow columns={['Label', 'Prefix', 'Family', 'Last used', 'Status']} />
             <tbody>
               {tokens.map((token) => (
                 <tr key={token.id}>
@@ -98,20 +85,17 @@ export function McpTokens(props: { haven: Haven; onSignedOut: OnSignedOut }) {
                   <td>{token.revoked_at ? 'revoked' : 'active'}</td>
                   <td>
                     {token.revoked_at ? null : (
-                      <button
-                        type="button"
+                      <ConfirmButton
+                        label="Revoke"
+                        question={`Revoke ${token.label}? Its next use is refused.`}
                         disabled={busy}
-                        onClick={() => {
-                          if (window.confirm(`Revoke ${token.label}?`)) {
-                            void run(async () => {
-                              await haven.mcpTokens.revoke(token.id);
-                              await reload();
-                            });
-                          }
-                        }}
-                      >
-                        Revoke
-                      </button>
+                        onConfirmed={() =>
+                          run(async () => {
+                            await haven.mcpTokens.revoke(token.id);
+                            await reload();
+                          })
+                        }
+                      />
                     )}
                   </td>
                 </tr>

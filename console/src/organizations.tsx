@@ -1,7 +1,7 @@
 // Organizations: create, list, switch; and the members of the one selected.
 import type { Haven, Result } from '@haven/sdk';
 import { useEffect, useState } from 'preact/hooks';
-import { Empty, ErrorText, type OnSignedOut, Section, useAction, when } from './ui.js';
+import { Empty, ErrorText, HeaderRow, type OnSignedOut, Section, useAction, when } from './ui.js';
 
 type Org = Result<'listDeveloperOrgs'>[number];
 type Member = Result<'listDeveloperOrgMembers'>[number];
@@ -20,16 +20,7 @@ function Members(props: { haven: Haven; orgId: string; onSignedOut: OnSignedOut 
         <p class="loading">Loading members…</p>
       ) : (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">User</th>
-              <th scope="col">Role</th>
-              <th scope="col">Since</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <HeaderRow columns={['User', 'Role', 'Since']} />
           <tbody>
             {members.map((member) => (
               <tr key={member.id}>

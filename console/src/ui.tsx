@@ -59,3 +59,43 @@ export function useAction(onSignedOut: OnSignedOut) {
 export function Empty(props: { children: ComponentChildren }) {
   return <p class="empty">{props.children}</p>;
 }
+
+/** A table header row: the columns, then an unlabelled-looking (but named) actions column. */
+export function HeaderRow(props: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {props.columns.map((column) => (
+          <th key={column} scope="col">
+            {column}
+          </th>
+        ))}
+        <th scope="col">
+          <span class="visually-hidden">Actions</span>
+        </th>
+      </tr>
+    </thead>
+  );
+}
+
+/** A button whose action runs only once the user confirms it (revocations). */
+export function ConfirmButton(props: {
+  label: string;
+  question: string;
+  disabled: boolean;
+  onConfirmed: () => void;
+}) {
+  return (
+    <button
+      type="button"
+      disabled={props.disabled}
+      onClick={() => {
+        if (window.confirm(props.question)) {
+          props.onConfirmed();
+        }
+      }}
+    >
+      {props.label}
+    </button>
+  );
+}

@@ -2,8 +2,8 @@
 import type { Haven, Result } from '@haven/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { NewSecret } from './api-keys.js';
-import { useFamilies } from './families.js';
-import { Empty, ErrorText, type OnSignedOut, Section, useAction, when } from './ui.js';
+import { FamilySelect, useFamilies } from './families.js';
+import { Empty, ErrorText, HeaderRow, type OnSignedOut, Section, useAction, when } from './ui.js';
 
 type Webhook = Result<'listWebhooks'>[number];
 type Delivery = Result<'listWebhookDeliveries'>[number];
@@ -41,18 +41,7 @@ function Deliveries(props: { haven: Haven; webhook: Webhook; onSignedOut: OnSign
       ) : (
         <div class="scroll">
           <table aria-label={`Deliveries to ${webhook.url}`}>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Response</th>
-                <th scope="col">Attempt</th>
-                <th scope="col">Next retry</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <HeaderRow columns={['Event', 'Status', 'Response', 'Attempt', 'Next retry']} />
             <tbody>
               {deliveries.map((delivery) => (
                 <tr key={delivery.id}>
@@ -121,18 +110,12 @@ export function Webhooks(props: { haven: Haven; onSignedOut: OnSignedOut }) {
           });
         }}
       >
-        <label for="webhook-family">Family</label>
-        <select
+        <FamilySelect
           id="webhook-family"
+          families={families}
           value={chosen}
-          onChange={(event) => setFamilyId((event.target as HTMLSelectElement).value)}
-        >
-          {(families ?? []).map((family) => (
-            <option key={family.id} value={family.id}>
-              {family.name}
-            </option>
-          ))}
-        </select>
+          onChange={setFamilyId}
+        />
         <label for="webhook-url">Endpoint URL</label>
         <input
           id="webhook-url"

@@ -2,6 +2,8 @@
 // (https://www.standardwebhooks.com): HMAC-SHA256 over `${id}.${timestamp}.${body}`, keyed by
 // the decoded `whsec_…` secret. WebCrypto only, so it runs in browsers, workers and Node 20+.
 
+import { fromBase64 } from './base64.js';
+
 /** A delivery that must not be trusted: the message says which check it failed. */
 export class WebhookVerificationError extends Error {
   override name = 'WebhookVerificationError';
@@ -174,13 +176,4 @@ function parseJson(body: Uint8Array): unknown {
   } catch {
     throw new WebhookVerificationError('the body is not JSON');
   }
-}
-
-function fromBase64(base64: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(base64);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) {
-    bytes[i] = binary.charCodeAt(i);
-  }
-  return bytes;
 }

@@ -159,3 +159,17 @@ export function createPartnerHttp(options: PartnerHttpOptions): PartnerHttp {
     );
   };
 }
+
+/**
+ * Removing what is already gone is what was wanted: a 404 on a removal succeeds. (A missing
+ * profile fails the run's first read, before any removal.)
+ */
+export async function goneIsDone(removal: Promise<unknown>): Promise<void> {
+  try {
+    await removal;
+  } catch (error) {
+    if (!(error instanceof PartnerError && error.kind === 'not_found')) {
+      throw error;
+    }
+  }
+}

@@ -6,6 +6,7 @@ import type { ProfileSnapshot, ProfileWriter } from '../converge.js';
 import type { PartnerClient, PartnerCredentials, PartnerDefinition } from '../live-adapter.js';
 import {
   createPartnerHttp,
+  goneIsDone,
   PARTNER_HTTP_DEFAULTS,
   PartnerError,
   type PartnerErrorKind,
@@ -106,21 +107,14 @@ export function controldClient(
     },
     async removeItem(key) {
       const { kind, host } = ruleParts(key);
-      try {
-        if (kind === 'services') {
-          // A service rule is switched off, not deleted: the API has no delete for it.
-          await call('PUT', `${profile}/services/${encodeURIComponent(host)}`, {
-            do: 0,
-            status: 0,
-          });
-        } else {
-          await call('DELETE', `${profile}/rules/${encodeURIComponent(host)}`);
-        }
-      } catch (error) {
-        if (!(error instanceof PartnerError && error.kind === 'not_found')) {
-          throw error;
-        }
-      }
+      const path =
+        kind === 'services'
+          ? `${profile}/services/${encodeURIComponent(host)}`
+          : `${profile}/rules/${encodeURIComponent(host)}`;
+      // A service rule is switched off, not deleted: the API has no delete for it.
+      await goneIsDone(
+        kind === 'services' ? call('PUT', path, { do: 0, status: 0 }) : call('DELETE', path),
+      );
     },
     async setSetting(key, value) {
       if (key === 'default') {

@@ -5,6 +5,7 @@
 // Control D equivalent: its rules are counted rules_skipped. docs/decisions.md carries this
 // table, checked against it by mapping-table.test.ts.
 import type { PartnerMapping, Wanted } from '../converge.js';
+import { anyOn, BYPASS_FIELDS, lookedUp, servicesOf, stringsOf, whenOn } from '../rule-config.js';
 
 /**
  * Service ids Haven blocks by name. Control D documents its catalog only through
@@ -67,19 +68,12 @@ const FILTER_LEVELS: Record<string, Wanted> = {
   },
 };
 
-function merge(parts: Wanted[]): Wanted {
-  return { settings: Object.assign({}, ...parts.map((part) => part.settings ?? {})) };
-}
-
-function serviceOf(app: string): string | undefined {
-  const id = app
+/** An app as Control D names its services ("TikTok" → tiktok). */
+const controldServiceId = (app: string) =>
+  app
     .toLowerCase()
     .replace(/\+/g, 'plus')
     .replace(/[^a-z0-9]/g, '');
-  return (CONTROLD_SERVICES as readonly string[]).includes(id) ? id : undefined;
-}
-
-const on = (flag: unknown, wanted: Wanted): Wanted => (flag === true ? wanted : {});
 
 /** The default rule that turns the profile into an allowlist: block what no rule bypasses. */
 export const BLOCK_BY_DEFAULT = { do: 0, status: 1 };
@@ -87,31 +81,20 @@ export const BLOCK_BY_DEFAULT = { do: 0, status: 1 };
 export const CONTROLD_MAPPING: PartnerMapping = {
   web_safesearch: {
     drives: 'options.safesearch',
-    map: (config) => on(config.enabled, { settings: { 'options.safesearch': true } }),
+    map: (config) => whenOn(config.enabled, { settings: { 'options.safesearch': true } }),
   },
   content_restricted_mode: {
     drives: 'options.safeyoutube',
-    map: (config) => on(config.enabled, { settings: { 'options.safeyoutube': true } }),
+    map: (config) => whenOn(config.enabled, { settings: { 'options.safeyoutube': true } }),
   },
   web_bypass_block: {
     drives: 'filters.dnsvpn (any of block_vpn, block_proxies, block_encrypted_dns)',
-    map: (config) =>
-      on(
-        config.block_vpn === true ||
-          config.block_proxies === true ||
-          config.block_encrypted_dns === true,
-        filter('dnsvpn'),
-      ),
+    map: (config) => whenOn(anyOn(config, BYPASS_FIELDS), filter('dnsvpn')),
   },
   web_category_block: {
     drives:
       'native filters (adult→porn, gambling, dating, drugs, social_media→social, piracy→torrents, proxies_vpn→dnsvpn, malware_phishing→malware + typo); the other categories have no Control D filter',
-    map: (config) =>
-      merge(
-        ((config.categories as string[]) ?? []).flatMap(
-          (category) => WEB_CATEGORIES[category] ?? [],
-        ),
-      ),
+    map: (config) => lookedUp(config, 'categories', WEB_CATEGORIES),
   },
   web_filter_level: {
     drives:
@@ -121,39 +104,36 @@ export const CONTROLD_MAPPING: PartnerMapping = {
   web_custom_blocklist: {
     drives: 'custom rules, block (do 0), one per hostname',
     map: (config) => ({
-      items: ((config.domains as string[]) ?? []).map((d) => `rules.block:${d.toLowerCase()}`),
+      items: stringsOf(config, 'domains').map((d) => `rules.block:${d.toLowerCase()}`),
     }),
   },
   web_custom_allowlist: {
     drives: 'custom rules, bypass (do 1), one per hostname',
     map: (config) => ({
-      items: ((config.domains as string[]) ?? []).map((d) => `rules.bypass:${d.toLowerCase()}`),
+      items: stringsOf(config, 'domains').map((d) => `rules.bypass:${d.toLowerCase()}`),
     }),
   },
   web_allowlist_only: {
     drives: 'default rule: block (do 0), so only bypass rules resolve',
-    map: (config) => on(config.enabled, { settings: { default: BLOCK_BY_DEFAULT } }),
+    map: (config) => whenOn(config.enabled, { settings: { default: BLOCK_BY_DEFAULT } }),
   },
   content_gambling_block: {
     drives: 'filters.gambling',
     map: (config) =>
-      on(config.block_real_money === true || config.block_simulated === true, filter('gambling')),
+      whenOn(anyOn(config, ['block_real_money', 'block_simulated']), filter('gambling')),
   },
   app_block_list: {
     drives: 'services, block (do 0) (apps named as a Control D service, e.g. tiktok, roblox)',
     map: (config) => ({
-      items: ((config.apps as string[]) ?? [])
-        .map(serviceOf)
-        .filter((id): id is string => id !== undefined)
-        .map((id) => `services:${id}`),
+      items: servicesOf(config, CONTROLD_SERVICES, controldServiceId).map((id) => `services:${id}`),
     }),
   },
   third_party_tracking_block: {
     drives: 'filters.ads',
-    map: (config) => on(config.block_trackers, filter('ads')),
+    map: (config) => whenOn(config.block_trackers, filter('ads')),
   },
   targeted_ad_block: {
     drives: 'filters.ads',
-    map: (config) => on(config.block_targeted_ads, filter('ads')),
+    map: (config) => whenOn(config.block_targeted_ads, filter('ads')),
   },
 };

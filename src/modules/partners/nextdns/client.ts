@@ -5,6 +5,7 @@ import type { ProfileSnapshot, ProfileWriter } from '../converge.js';
 import type { PartnerClient, PartnerCredentials, PartnerDefinition } from '../live-adapter.js';
 import {
   createPartnerHttp,
+  goneIsDone,
   PARTNER_HTTP_DEFAULTS,
   PartnerError,
   type PartnerHttpTuning,
@@ -146,14 +147,7 @@ export function nextdnsClient(
     },
     async removeItem(key) {
       const { list, id } = splitItem(key);
-      try {
-        await call('DELETE', `${profile}/${list}/${encodeURIComponent(id)}`);
-      } catch (error) {
-        if (!(error instanceof PartnerError && error.kind === 'not_found')) {
-          throw error;
-        }
-        // Gone already: what was wanted. (A missing profile fails the read before this.)
-      }
+      await goneIsDone(call('DELETE', `${profile}/${list}/${encodeURIComponent(id)}`));
     },
     async setSetting(key, value) {
       const [object, ...path] = key.split('.') as [string, ...string[]];

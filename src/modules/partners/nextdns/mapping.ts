@@ -3,6 +3,7 @@
 // A category missing here has no NextDNS equivalent: its rules are counted rules_skipped.
 // docs/decisions.md carries this table, checked against it by mapping-table.test.ts.
 import type { PartnerMapping, Wanted } from '../converge.js';
+import { anyOn, BYPASS_FIELDS, lookedUp, servicesOf, stringsOf, whenOn } from '../rule-config.js';
 
 /** The parental-control categories NextDNS has (its whole catalog). */
 export const NEXTDNS_CATEGORIES = [
@@ -95,26 +96,17 @@ const FILTER_LEVELS: Record<string, Wanted> = {
   },
 };
 
-function merge(parts: Wanted[]): Wanted {
-  return {
-    items: parts.flatMap((part) => part.items ?? []),
-    settings: Object.assign({}, ...parts.map((part) => part.settings ?? {})),
-  };
-}
-
 /** A rule's domain as a NextDNS entry: it covers subdomains already, so `*.` goes. */
 export function nextdnsDomain(domain: string): string {
   return domain.replace(/^\*\./, '').toLowerCase();
 }
 
-/** An app id as NextDNS names its services ("TikTok", "Disney+" → tiktok, disneyplus). */
-function serviceOf(app: string): string | undefined {
-  const id = app
+/** An app as NextDNS names its services ("TikTok", "Disney+" → tiktok, disneyplus). */
+const nextdnsServiceId = (app: string) =>
+  app
     .toLowerCase()
     .replace(/\+/g, 'plus')
     .replace(/[^a-z0-9-]/g, '');
-  return (NEXTDNS_SERVICES as readonly string[]).includes(id) ? id : undefined;
-}
 
 /** "HH:MM" to NextDNS's "HH:MM:SS"; the end of the day, 24:00, is its last second. */
 function clock(time: string): string {
@@ -138,39 +130,25 @@ function recreationTimes(schedule: { weekday: Window; weekend: Window }) {
   return times;
 }
 
-const on = (flag: unknown, wanted: Wanted): Wanted => (flag === true ? wanted : {});
-
 export const NEXTDNS_MAPPING: PartnerMapping = {
   web_safesearch: {
     drives: 'parentalControl.safeSearch',
-    map: (config) => on(config.enabled, { settings: { 'parentalControl.safeSearch': true } }),
+    map: (config) => whenOn(config.enabled, { settings: { 'parentalControl.safeSearch': true } }),
   },
   content_restricted_mode: {
     drives: 'parentalControl.youtubeRestrictedMode',
     map: (config) =>
-      on(config.enabled, { settings: { 'parentalControl.youtubeRestrictedMode': true } }),
+      whenOn(config.enabled, { settings: { 'parentalControl.youtubeRestrictedMode': true } }),
   },
   web_bypass_block: {
     drives: 'parentalControl.blockBypass (any of block_vpn, block_proxies, block_encrypted_dns)',
     map: (config) =>
-      on(
-        config.block_vpn === true ||
-          config.block_proxies === true ||
-          config.block_encrypted_dns === true,
-        {
-          settings: { 'parentalControl.blockBypass': true },
-        },
-      ),
+      whenOn(anyOn(config, BYPASS_FIELDS), { settings: { 'parentalControl.blockBypass': true } }),
   },
   web_category_block: {
     drives:
       'parentalControl.categories (adult→porn, gambling, dating, piracy, social_media→social-networks, gaming, video_streaming→video-streaming); proxies_vpn→parentalControl.blockBypass; malware_phishing→security.threatIntelligenceFeeds + googleSafeBrowsing; the other categories have no NextDNS equivalent',
-    map: (config) =>
-      merge(
-        ((config.categories as string[]) ?? []).flatMap(
-          (category) => WEB_CATEGORIES[category] ?? [],
-        ),
-      ),
+    map: (config) => lookedUp(config, 'categories', WEB_CATEGORIES),
   },
   web_filter_level: {
     drives:
@@ -180,19 +158,19 @@ export const NEXTDNS_MAPPING: PartnerMapping = {
   web_custom_blocklist: {
     drives: 'denylist (one entry per domain; `*.` dropped, NextDNS entries cover subdomains)',
     map: (config) => ({
-      items: ((config.domains as string[]) ?? []).map((d) => `denylist:${nextdnsDomain(d)}`),
+      items: stringsOf(config, 'domains').map((d) => `denylist:${nextdnsDomain(d)}`),
     }),
   },
   web_custom_allowlist: {
     drives: 'allowlist (one entry per domain)',
     map: (config) => ({
-      items: ((config.domains as string[]) ?? []).map((d) => `allowlist:${nextdnsDomain(d)}`),
+      items: stringsOf(config, 'domains').map((d) => `allowlist:${nextdnsDomain(d)}`),
     }),
   },
   content_gambling_block: {
     drives: 'parentalControl.categories: gambling',
     map: (config) =>
-      on(config.block_real_money === true || config.block_simulated === true, {
+      whenOn(anyOn(config, ['block_real_money', 'block_simulated']), {
         items: ['parentalControl.categories:gambling'],
       }),
   },
@@ -200,10 +178,9 @@ export const NEXTDNS_MAPPING: PartnerMapping = {
     drives:
       'parentalControl.services (apps named as a NextDNS service, e.g. tiktok, roblox, disneyplus)',
     map: (config) => ({
-      items: ((config.apps as string[]) ?? [])
-        .map(serviceOf)
-        .filter((id): id is string => id !== undefined)
-        .map((id) => `parentalControl.services:${id}`),
+      items: servicesOf(config, NEXTDNS_SERVICES, nextdnsServiceId).map(
+        (id) => `parentalControl.services:${id}`,
+      ),
     }),
   },
   time_scheduled_hours: {
@@ -220,7 +197,7 @@ export const NEXTDNS_MAPPING: PartnerMapping = {
   third_party_tracking_block: {
     drives: 'privacy.blocklists: nextdns-recommended; privacy.disguisedTrackers',
     map: (config) =>
-      on(config.block_trackers, {
+      whenOn(config.block_trackers, {
         items: ['privacy.blocklists:nextdns-recommended'],
         settings: { 'privacy.disguisedTrackers': true },
       }),
@@ -228,10 +205,10 @@ export const NEXTDNS_MAPPING: PartnerMapping = {
   targeted_ad_block: {
     drives: 'privacy.blocklists: nextdns-recommended',
     map: (config) =>
-      on(config.block_targeted_ads, { items: ['privacy.blocklists:nextdns-recommended'] }),
+      whenOn(config.block_targeted_ads, { items: ['privacy.blocklists:nextdns-recommended'] }),
   },
   csam_reporting: {
     drives: 'security.csam',
-    map: (config) => on(config.hash_matching, { settings: { 'security.csam': true } }),
+    map: (config) => whenOn(config.hash_matching, { settings: { 'security.csam': true } }),
   },
 };

@@ -1,0 +1,36 @@
+// The families the signed-in user belongs to, for the screens that act on one.
+import type { Haven, Result } from '@haven/sdk';
+import { useEffect, useState } from 'preact/hooks';
+
+export type Family = Result<'listFamilies'>[number];
+
+export function useFamilies(haven: Haven, run: (action: () => Promise<void>) => Promise<void>) {
+  const [families, setFamilies] = useState<Family[] | null>(null);
+  useEffect(() => void run(async () => setFamilies(await haven.families.list())), [haven]);
+  return families;
+}
+
+/** The family an action is for: the chosen one, or the first listed. */
+export function FamilySelect(props: {
+  id: string;
+  families: Family[] | null;
+  value: string;
+  onChange: (familyId: string) => void;
+}) {
+  return (
+    <>
+      <label for={props.id}>Family</label>
+      <select
+        id={props.id}
+        value={props.value}
+        onChange={(event) => props.onChange((event.target as HTMLSelectElement).value)}
+      >
+        {(props.families ?? []).map((family) => (
+          <option key={family.id} value={family.id}>
+            {family.name}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
