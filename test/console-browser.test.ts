@@ -2,14 +2,21 @@
 // listening server: sign in, an org, a key whose secret the test then uses, usage drawn
 // after requests, the key revoked and refused, an MCP token, a failing webhook's delivery
 // retried, the trust list verified. Every page fails on a console error, a page error or a
-// request to another origin. Screenshots of the main screens go to docs/.
+// request to another origin. Screenshots of the main screens: docs/ (UPDATE_SCREENSHOTS=1).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildListeningTestApp, type TestApp } from './app.js';
 import { BROWSER_TIMEOUT_MS, launchChromium, requireChromium, watchedPage } from './browser.js';
 
 const enabled = requireChromium('console-browser.test.ts');
-const SCREENSHOTS = new URL('../docs/', import.meta.url).pathname;
+// The committed screenshots (docs/console-*.png) are retaken with UPDATE_SCREENSHOTS=1;
+// otherwise they go to a temporary directory, so a test run leaves the tree as it was.
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
+  ? new URL('../docs/', import.meta.url).pathname
+  : `${mkdtempSync(join(tmpdir(), 'haven-console-'))}/`;
 const WAIT = { timeout: BROWSER_TIMEOUT_MS / 3 };
 
 describe.runIf(enabled)('the developer console in chromium', () => {
