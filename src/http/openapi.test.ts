@@ -78,13 +78,16 @@ describe('OpenAPI document and deprecation', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('documents every served route, except the reference page assets and the site icon', () => {
+  it('documents every served route, except the reference page assets, the console and the site icon', () => {
     const routes = servedRoutes(t.app).filter(
       (r) =>
         r.method !== 'HEAD' &&
         r.path !== '/docs' &&
         !r.path.startsWith('/docs/') &&
-        r.path !== '/favicon.ico',
+        r.path !== '/favicon.ico' &&
+        // The developer console is pages, not API (docs/decisions.md).
+        r.path !== '/console' &&
+        !r.path.startsWith('/console/'),
     );
     expect(routes.length).toBeGreaterThan(3);
     for (const { method, path } of routes) {
