@@ -155,7 +155,11 @@ function typesDocument(doc, operations) {
       const responses = Object.fromEntries(
         Object.entries(op.responses ?? {}).filter(([status]) => status.startsWith('2')),
       );
-      paths[path] = { ...paths[path], [method]: { ...op, responses } };
+      // A query parameter with a default is optional to send, whatever `required` says.
+      const parameters = (op.parameters ?? []).map((p) =>
+        p.in === 'query' && p.schema?.default !== undefined ? { ...p, required: false } : p,
+      );
+      paths[path] = { ...paths[path], [method]: { ...op, parameters, responses } };
     }
   }
   return { ...doc, paths };

@@ -4320,9 +4320,9 @@ export interface operations {
     };
     listWebhookDeliveries: {
         parameters: {
-            query: {
+            query?: {
                 /** @description at most this many, newest first; more than 100 is treated as 100 */
-                limit: number;
+                limit?: number;
             };
             header?: never;
             path: {
