@@ -40,7 +40,7 @@ describe.runIf(enabled)('the developer console in chromium', () => {
       throw new Error('the browser did not start');
     }
     const watched = await watchedPage(browser, new URL(t.baseUrl).origin, { viewport });
-    const response = await watched.page.goto(`${t.baseUrl}/console`);
+    const response = await watched.page.goto(`${t.baseUrl}/console/`);
     expect(response?.status()).toBe(200);
     expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
     await watched.page.getByRole('button', { name: 'Sign in to the sandbox' }).click();

@@ -52,6 +52,11 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
       .send(page);
   });
 
+  // A typed-in trailing slash finds the console too.
+  app.get('/console/', { schema: { hide: true } }, (_request, reply) =>
+    reply.redirect('/console', 301),
+  );
+
   app.get<{ Params: { name: string } }>(
     '/console/assets/:name',
     { schema: { hide: true } },
