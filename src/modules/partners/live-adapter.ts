@@ -23,8 +23,8 @@ export type PartnerCredentials = Record<string, string>;
 
 /** Longer than any bounded run (each call ≤ 10 s, retried a bounded number of times). */
 const LEASE_MS = 10 * 60_000;
-/** How long a run waits for another run of the same profile to finish. */
-const LEASE_WAIT_MS = 2 * 60_000;
+/** How long a run waits for another run of the same profile (the queue expires a job at 120 s). */
+const LEASE_WAIT_MS = 60_000;
 const LEASE_POLL_MS = 200;
 
 export interface PartnerClient {
