@@ -112,7 +112,14 @@ describe.runIf(Boolean(process.env.DATABASE_URL))(
           const res = await listFamilies(`flood-${i}`, clientIp(CAP * 3 + i));
           statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
           if (res.statusCode !== 200 && res.statusCode !== 503) {
-            throw new Error(`flood request ${i}: ${res.statusCode} ${res.body}`);
+            // The server's own account of it (the answer says only "internal error").
+            const errors = t.logs
+              .filter((line) => Number(line.level) >= 50)
+              .slice(-3)
+              .map((line) => JSON.stringify(line).slice(0, 2000));
+            throw new Error(
+              `flood request ${i}: ${res.statusCode} ${res.body}\n${errors.join('\n')}`,
+            );
           }
         }
       };

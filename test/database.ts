@@ -65,7 +65,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     const handle = wrapPGlite(pglite);
     return { handle, drop: () => handle.close() };
   }
-  const name = `haven_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  // Named after the run (its template), so a run's cleanup drops its own databases only,
+  // never those of another run on the same server (a second suite, CI beside a developer).
+  const run = template.template.replace('haven_tpl_', '');
+  const name = `haven_t_${run}_${process.pid}_${randomBytes(4).toString('hex')}`;
   await withAdminClient(template.adminUrl, async (client) => {
     // Concurrent clones of one template can briefly collide; a short retry settles it.
     for (let attempt = 0; ; attempt++) {

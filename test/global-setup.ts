@@ -49,10 +49,11 @@ export async function setup(project: TestProject): Promise<void> {
       withAdminClient(adminUrl, async (client) => {
         const { rows } = await client.query<{ datname: string }>(
           `select datname from pg_database where datname like $1 or datname = $2`,
-          [`haven_t_%`, template],
+          [`haven_t_${process.pid}_%`, template],
         );
         for (const { datname } of rows) {
-          if (datname === template || datname.startsWith('haven_t_')) {
+          // This run's databases only: another run may be using the same server.
+          if (datname === template || datname.startsWith(`haven_t_${process.pid}_`)) {
             await client.query(`drop database if exists ${datname} with (force)`);
           }
         }

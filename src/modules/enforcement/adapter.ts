@@ -19,6 +19,12 @@ export interface AdapterInput {
   rules: EnforcedRule[];
   /** The connection's credentials, unsealed on demand (only adapters that call out need them). */
   credentials(): Promise<unknown>;
+  /**
+   * The enabled rules of the policy in force now. An adapter that waited (for another run
+   * of the same partner profile) converges to these, not to what the job read when it
+   * started: a run must never put back what a newer policy removed.
+   */
+  latestRules(): Promise<EnforcedRule[] | undefined>;
 }
 
 export interface PlatformResult {

@@ -42,6 +42,15 @@ export function jobStatusOf(results: PlatformOutcome[]): FinishedStatus {
   return succeeded === 0 ? 'failed' : 'partial';
 }
 
+/** What adapters push: the enabled rules only (a disabled rule is nothing to enforce). */
+function enabledRules(
+  rules: Array<{ category: string; enabled: boolean; config: Record<string, unknown> }>,
+): EnforcedRule[] {
+  return rules
+    .filter((rule) => rule.enabled)
+    .map((rule) => ({ category: rule.category, config: rule.config }));
+}
+
 export function createEnforcementWorker(deps: {
   db: Db;
   clock: Clock;
@@ -84,6 +93,10 @@ export function createEnforcementWorker(deps: {
       policy,
       rules,
       credentials: () => deps.connections.credentialsOf(target.id),
+      latestRules: async () => {
+        const active = await deps.policies.activePolicyOf(job.child_id);
+        return active ? enabledRules(active.rules) : undefined;
+      },
     });
     return { ...base, ...result, ...(credentials_refused ? { credentialsRefused: true } : {}) };
   }
@@ -140,9 +153,7 @@ export function createEnforcementWorker(deps: {
       return;
     }
     const policy = { id: active.policy.id, version: active.policy.version };
-    const rules = active.rules
-      .filter((rule) => rule.enabled)
-      .map((rule) => ({ category: rule.category, config: rule.config }));
+    const rules = enabledRules(active.rules);
     const wanted = job.platform_ids === null ? undefined : new Set(job.platform_ids);
     const targets = (await deps.connections.enforcementTargetsOf(job.family_id)).filter(
       (target) => wanted === undefined || wanted.has(target.platform_id),

@@ -144,7 +144,9 @@ export function createLivePartner(
         await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
       }
       try {
-        return await partner.converged(input, credentials, profileId);
+        // The policy in force now, not when the job started (it may have waited above).
+        const rules = (await input.latestRules()) ?? input.rules;
+        return await partner.converged({ ...input, rules }, credentials, profileId);
       } finally {
         await releaseLease(deps.db, input.connectionId, owner);
       }

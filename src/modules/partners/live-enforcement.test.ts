@@ -2,7 +2,7 @@
 // doubles of both partners' APIs: the profiles end as the policy says (state, not calls),
 // again and again, through rule changes and removals, without touching the parent's own
 // entries, and through every partner error the adapters must survive.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { JwksServer, newSigningKey, signSession } from '../../../test/jwks-server.js';
 import {
@@ -95,6 +95,21 @@ describe('live enforcement on NextDNS and Control D (production)', () => {
     await newParent();
     family = await setUpFamily(api);
     connections = await connectPartners(api, family.familyId);
+  });
+  // A test leaves no job running: an automatic job of this family finishing during the next
+  // test would write this family's policy onto the next test's (same-named) profiles.
+  afterEach(async () => {
+    await eventually(
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const jobs = await api('GET', `/api/v1/children/${family.childId}/enforcement/jobs`);
+        return (jobs.body as Array<{ status: string }>).every(
+          (job) => !['pending', 'running'].includes(job.status),
+        );
+      },
+      "this test's jobs to finish",
+      60_000,
+    );
   });
   afterAll(async () => {
     await t.close();
@@ -224,6 +239,43 @@ describe('live enforcement on NextDNS and Control D (production)', () => {
     expect(finished).toEqual(['completed', 'completed', 'completed']);
     expect(nextdnsState(doubles)).toEqual(expectedNextDns());
     expect(controldState(doubles)).toEqual(expectedControlD());
+  });
+
+  it('converges to the policy in force when it gets the profile, not the one it started with', async () => {
+    await enforce(api, family.childId);
+    const db = t.database.handle.db;
+    const holdLeases = (until: Date | null) =>
+      db
+        .updateTable('partner_managed_state')
+        .set({ lease_owner: until ? 'another run' : null, lease_until: until })
+        .where('connection_id', 'in', [connections.nextdns, connections.controld])
+        .execute();
+    // Another run holds both profiles: this job reads its policy, then waits for them.
+    await holdLeases(new Date(t.clock.now().getTime() + 3_600_000));
+    const queued = await api('POST', `/api/v1/children/${family.childId}/enforce`, {});
+    await eventually(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return (
+        (await api('GET', `/api/v1/enforcement/jobs/${queued.body.id}`)).body.status === 'running'
+      );
+    }, 'the job to start');
+    // Meanwhile the blocklist changes (in the database: no automatic job follows).
+    await db
+      .updateTable('policy_rules')
+      .set({ config: JSON.stringify({ domains: ['later.example'] }) as never })
+      .where('policy_id', '=', family.policyId)
+      .where('category', '=', 'web_custom_blocklist')
+      .execute();
+    await holdLeases(null);
+    let status = 'running';
+    await eventually(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await api('GET', `/api/v1/enforcement/jobs/${queued.body.id}`)).body.status;
+      return status !== 'running' && status !== 'pending';
+    }, 'the job to finish');
+    expect(status).toBe('completed');
+    expect(nextdnsState(doubles)).toEqual(expectedNextDns({ denylist: ['later.example'] }));
+    expect(controldState(doubles)).toEqual(expectedControlD({ blocked: ['later.example'] }));
   });
 
   it('leaves an entry the parent made even when a rule wants the same thing', async () => {
