@@ -128,7 +128,9 @@ describe('the MCP server at POST /mcp', () => {
     const ajv = new Ajv2020({ strict: false });
     addFormats(ajv);
     for (const tool of tools) {
-      expect(tool.description, tool.name).toBeTruthy();
+      // Written for a model: a sentence or more saying what the tool does and changes.
+      expect(tool.description, tool.name).toMatch(/^[A-Z].{40,}[.)]$/s);
+      expect(tool.title, tool.name).toMatch(/^[A-Z]/);
       expect(tool.inputSchema.type, tool.name).toBe('object');
       expect(tool.outputSchema?.type, tool.name).toBe('object');
       expect(() => ajv.compile(tool.inputSchema), tool.name).not.toThrow();
@@ -425,7 +427,8 @@ describe('the MCP server at POST /mcp', () => {
         expect(res.status, label).toBe(401);
         expect(res.headers.get('www-authenticate'), label).toBe('Bearer realm="haven-mcp"');
         expect(await jsonOf(res), label).toMatchObject({ code: 401, message });
-        expect(res.headers.get('x-request-id'), label).toBeTruthy();
+        // A refused request still carries its id, generated when the client sent none.
+        expect(res.headers.get('x-request-id'), label).toMatch(/^[0-9a-f-]{36}$/);
       }
     });
 
