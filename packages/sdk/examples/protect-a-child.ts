@@ -21,21 +21,24 @@ const heard = new Promise<{ type: string }>((resolve, reject) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      verifyWebhook(secret, request.headers, Buffer.concat(chunks).toString('utf8')).then(
-        (event) => {
-          response.writeHead(204).end();
-          const typed = event as { type: string };
-          if (typed.type.startsWith('enforcement.')) {
-            server.close();
-            resolve(typed);
-          }
-        },
-        (error: unknown) => {
-          response.writeHead(400).end();
+      try {
+        // Throws unless the delivery is signed with the webhook's secret, and recent.
+        const event = verifyWebhook(
+          secret,
+          request.headers,
+          Buffer.concat(chunks).toString('utf8'),
+        );
+        response.writeHead(204).end();
+        const typed = event as { type: string };
+        if (typed.type.startsWith('enforcement.')) {
           server.close();
-          reject(error);
-        },
-      );
+          resolve(typed);
+        }
+      } catch (error) {
+        response.writeHead(400).end();
+        server.close();
+        reject(error);
+      }
     });
   });
   server.listen(0, '127.0.0.1', () => {
