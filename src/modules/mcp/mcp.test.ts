@@ -270,6 +270,15 @@ describe('the MCP server at POST /mcp', () => {
       await bobPost(`/api/v1/families/${bobFamily}/connections`, { platform_id: 'nextdns' })
     ).id as string;
     const job = (await bobPost(`/api/v1/children/${bobChild}/enforce`, {})).id as string;
+    // Bob's own job finishes first: its result is a change to his connection the snapshot
+    // below must not mistake for one the tools made.
+    const deadline = Date.now() + 15_000;
+    while (
+      ['pending', 'running'].includes((await bobGet(`/api/v1/enforcement/jobs/${job}`)).status) &&
+      Date.now() < deadline
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
     const ids: Record<string, string> = {
       family_id: bobFamily,
       child_id: bobChild,
