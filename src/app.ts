@@ -14,7 +14,12 @@ import { registerFavicon } from './http/favicon.js';
 import { installIdempotency } from './http/idempotency.js';
 import { BODY_LIMIT_BYTES, installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
-import { installRequestLog, loggerOptions, requestIdFor } from './http/request-log.js';
+import {
+  installRequestLog,
+  logDestination,
+  loggerOptions,
+  requestIdFor,
+} from './http/request-log.js';
 import { installStorableParams } from './http/storable-text.js';
 import { installValidators } from './http/validator.js';
 import { trustListNotModified } from './modules/federation/trust-list-fast-path.js';
@@ -51,9 +56,10 @@ function fastifyTrustProxy(
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const fastPaths = createFastPaths();
+  const logStream = deps.logStream ?? logDestination();
   const app = Fastify({
     serverFactory: fastPaths.serverFactory,
-    logger: loggerOptions(config.logLevel, deps.logStream),
+    logger: loggerOptions(config.logLevel, logStream),
     genReqId: requestIdFor,
     requestIdHeader: false,
     // One line per request is written by installRequestLog instead.
@@ -78,7 +84,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installJsonBodyParser(app);
   installStorableParams(app);
   installErrorHandler(app);
-  installRequestLog(app);
+  installRequestLog(app, { level: config.logLevel, stream: logStream });
   installDraining(app);
   installCors(app);
   await registerOpenApi(app, config);

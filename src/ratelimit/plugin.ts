@@ -15,36 +15,33 @@ export const DEFAULT_LIMIT = 100;
 export interface RateLimitDeps {
   store: RateLimitStore;
   clock: Clock;
-  /** The org's `rate_limit_rpm` (cached briefly by the caller). */
-  orgLimit(orgId: string): Promise<number>;
+  /** The org's `rate_limit_rpm` (cached briefly by the caller: a number when it is). */
+  orgLimit(orgId: string): number | Promise<number>;
 }
 
-interface Bucket {
-  key: string;
-  limit: number;
-  kind: 'org' | 'user' | 'device' | 'ip';
-}
+type BucketKind = 'org' | 'user' | 'device' | 'ip';
 
-async function bucketOf(request: FastifyRequest, deps: RateLimitDeps): Promise<Bucket> {
+/** Where a request counts; the org's limit is looked up separately (it may need a read). */
+function bucketOf(request: FastifyRequest): { key: string; kind: BucketKind } {
   if (request.device) {
     // One device agent cannot use up its family's or anyone else's allowance.
-    return { key: `device:${request.device.id}`, limit: DEFAULT_LIMIT, kind: 'device' };
+    return { key: `device:${request.device.id}`, kind: 'device' };
   }
   const principal = request.principal;
   switch (principal?.kind) {
     case 'key':
-      return {
-        key: `org:${principal.orgId}`,
-        limit: await deps.orgLimit(principal.orgId),
-        kind: 'org',
-      };
+      return { key: `org:${principal.orgId}`, kind: 'org' };
     case 'user':
     case 'mcp':
-      return { key: `user:${principal.userId}`, limit: DEFAULT_LIMIT, kind: 'user' };
+      return { key: `user:${principal.userId}`, kind: 'user' };
     default:
       // No credential (a sandbox caller), a failed one, or a public route.
-      return { key: `ip:${request.ip}`, limit: DEFAULT_LIMIT, kind: 'ip' };
+      return { key: `ip:${request.ip}`, kind: 'ip' };
   }
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as Promise<T>)?.then === 'function';
 }
 
 function setHeaders(reply: FastifyReply, decision: WindowDecision): void {
@@ -53,35 +50,72 @@ function setHeaders(reply: FastifyReply, decision: WindowDecision): void {
   reply.header('x-ratelimit-reset', decision.resetAt);
 }
 
+/** The path of a request URL (no query) without splitting it on every request. */
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+// The common case (a cached org limit, in-process buckets) runs synchronously: a metered
+// request then waits for no promise here; Redis buckets and a first org lookup take the
+// asynchronous branch with the same outcome.
 export function installRateLimit(app: FastifyInstance, deps: RateLimitDeps): void {
-  /** Resolves true when it answered the request itself (the IP bucket's plain 429). */
-  async function meter(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const bucket = await bucketOf(request, deps);
-    const decision = await deps.store.hit(bucket.key, bucket.limit, deps.clock.now().getTime());
+  type Done = (error?: Error) => void;
+
+  /** Sets the headers; answers or refuses when the window is full, else lets it through. */
+  function conclude(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    kind: BucketKind,
+    decision: WindowDecision,
+    done: Done,
+  ): void {
     setHeaders(reply, decision);
     if (decision.allowed) {
-      return false;
+      done();
+      return;
     }
-    if (bucket.kind === 'ip' && !isOcssRoute(request)) {
+    if (kind === 'ip' && !isOcssRoute(request)) {
       reply.header('x-ratelimit-remaining', 0);
       reply.header('retry-after', 60);
       reply.code(429).type('text/plain; charset=utf-8').send('Too Many Requests');
-      return true;
+      return;
     }
-    reply.header('retry-after', bucket.kind === 'ip' ? 60 : decision.retryAfter);
-    throw new AppError(429, 'rate limit exceeded');
+    reply.header('retry-after', kind === 'ip' ? 60 : decision.retryAfter);
+    done(new AppError(429, 'rate limit exceeded'));
+  }
+
+  function count(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    bucket: { key: string; kind: BucketKind },
+    limit: number,
+    done: Done,
+  ): void {
+    const decision = deps.store.hit(bucket.key, limit, deps.clock.now().getTime());
+    if (isPromise(decision)) {
+      decision.then((settled) => conclude(request, reply, bucket.kind, settled, done), done);
+      return;
+    }
+    conclude(request, reply, bucket.kind, decision, done);
   }
 
   app.addHook('onRequest', (request, reply, done) => {
     // A tool call's REST request was metered as the /mcp request that made it.
-    if (!isMeteredPath(request.url.split('?')[0] ?? '') || isInternalCall(request)) {
+    if (!isMeteredPath(pathOf(request.url)) || isInternalCall(request)) {
       done();
       return;
     }
-    meter(request, reply).then((answered) => {
-      if (!answered) {
-        done();
-      }
-    }, done);
+    const bucket = bucketOf(request);
+    const principal = request.principal;
+    const limit =
+      bucket.kind === 'org' && principal?.kind === 'key'
+        ? deps.orgLimit(principal.orgId)
+        : DEFAULT_LIMIT;
+    if (isPromise(limit)) {
+      limit.then((known) => count(request, reply, bucket, known, done), done);
+      return;
+    }
+    count(request, reply, bucket, limit, done);
   });
 }

@@ -8,8 +8,11 @@ import { LRUCache } from 'lru-cache';
 import { decide, TimestampLog, WINDOW_MS, type WindowDecision } from './sliding-window.js';
 
 export interface RateLimitStore {
-  /** Counts one request in `bucket` at `now` (epoch ms) unless the window is full. */
-  hit(bucket: string, limit: number, now: number): Promise<WindowDecision>;
+  /**
+   * Counts one request in `bucket` at `now` (epoch ms) unless the window is full. The
+   * in-process store answers synchronously: a request it meters waits for no promise.
+   */
+  hit(bucket: string, limit: number, now: number): WindowDecision | Promise<WindowDecision>;
   close(): Promise<void>;
 }
 
@@ -22,7 +25,7 @@ const MAX_BUCKETS = 100_000;
 export function createMemoryStore(): RateLimitStore {
   const buckets = new LRUCache<string, TimestampLog>({ max: MAX_BUCKETS, ttl: WINDOW_MS });
   return {
-    async hit(bucket, limit, now) {
+    hit(bucket, limit, now) {
       let log = buckets.get(bucket);
       if (!log) {
         log = new TimestampLog();

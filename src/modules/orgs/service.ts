@@ -142,14 +142,17 @@ export function createOrgsService(deps: { db: Db; clock: Clock; users: UsersServ
     listOrgs: (userId: string) => listOrgsOfUser(db, userId),
 
     /** The org's per-minute limit, read at most every 5 s per org (hot path of metering). */
-    async rateLimitOf(orgId: string): Promise<number> {
+    /** From memory when known (every request of a keyed caller asks): no promise then. */
+    rateLimitOf(orgId: string): number | Promise<number> {
       const cached = limits.get(orgId);
       if (cached !== undefined) {
         return cached;
       }
-      const limit = (await findOrg(db, orgId))?.rate_limit_rpm ?? TIER_RPM.free ?? 100;
-      limits.set(orgId, limit);
-      return limit;
+      return findOrg(db, orgId).then((org) => {
+        const limit = org?.rate_limit_rpm ?? TIER_RPM.free ?? 100;
+        limits.set(orgId, limit);
+        return limit;
+      });
     },
 
     async getOrg(userId: string, orgId: string): Promise<OrgRow> {

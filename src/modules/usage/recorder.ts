@@ -14,9 +14,17 @@ import {
 export const FLUSH_EVERY_MS = 5_000;
 const HOUR_MS = 3_600_000;
 
+/** Route patterns seen, converted once each (there are as many as routes, not requests). */
+const patterns = new Map<string, string>();
+
 /** `/api/v1/developer/families/:familyID/children` -> `/api/v1/developer/families/{familyID}/children` */
 export function endpointPattern(routeUrl: string): string {
-  return routeUrl.replace(/:(\w+)/g, '{$1}');
+  let pattern = patterns.get(routeUrl);
+  if (pattern === undefined) {
+    pattern = routeUrl.replace(/:(\w+)/g, '{$1}');
+    patterns.set(routeUrl, pattern);
+  }
+  return pattern;
 }
 
 /** One buffered item: a count row to add, or the latest use of a key or an MCP token. */
