@@ -391,7 +391,10 @@ interface Figures {
   rps: number;
   p50: number;
   p99: number;
-  /** Responses other than 2xx, by class ("3xx 1234"): a 304 row expects only 3xx. */
+  /**
+   * Responses other than 2xx, by class ("3xx 1234"), and requests that got no answer
+   * ("errors 3", timeouts among them): a 304 row expects only 3xx.
+   */
   non2xx: string;
   /** 5xx answers and failed requests: none is expected from a comparator. */
   failures: number;
@@ -450,7 +453,7 @@ async function load(url: string, row: Row, duration = SECONDS): Promise<Figures>
     p99: result.latency.p99,
     failures: result['5xx'] + result.errors,
     non2xx:
-      (['1xx', '3xx', '4xx', '5xx'] as const)
+      (['1xx', '3xx', '4xx', '5xx', 'errors'] as const)
         .filter((kind) => result[kind] > 0)
         .map((kind) => `${kind} ${result[kind]}`)
         .join(', ') || '0',
