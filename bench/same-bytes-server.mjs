@@ -1,0 +1,53 @@
+// The comparators of `npm run bench` that do a row's own work with nothing around it: a bare
+// node:http server answering every request with the bytes Haven sent on that row (status,
+// content type, body; read once from BENCH_RESPONSE_FILE). With BENCH_STATEMENTS (JSON, the
+// statements Haven runs for the row, from bench/children-read-sql.ts) and DATABASE_URL, it
+// first runs those statements one after another on a `pg` pool of BENCH_POOL_SIZE, as Haven
+// does, and only then answers.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import pg from 'pg';
+
+const response = JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8'));
+const body = Buffer.from(response.bodyBase64, 'base64');
+const headers = { 'content-length': body.length };
+if (response.contentType) {
+  headers['content-type'] = response.contentType;
+}
+const statements = process.env.BENCH_STATEMENTS ? JSON.parse(process.env.BENCH_STATEMENTS) : [];
+const pool =
+  statements.length > 0
+    ? new pg.Pool({
+        connectionString: process.env.DATABASE_URL,
+        max: Number(process.env.BENCH_POOL_SIZE ?? 10),
+      })
+    : undefined;
+
+function answer(res) {
+  res.writeHead(response.status, headers);
+  res.end(body);
+}
+
+async function runStatements() {
+  for (const statement of statements) {
+    await pool.query(statement.sql, statement.parameters);
+  }
+}
+
+const server = createServer((_request, res) => {
+  if (!pool) {
+    answer(res);
+    return;
+  }
+  runStatements().then(
+    () => answer(res),
+    (error) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(String(error));
+    },
+  );
+});
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
+process.on('SIGTERM', () =>
+  server.close(() => (pool ? pool.end() : Promise.resolve()).then(() => process.exit(0))),
+);
