@@ -23,6 +23,7 @@ import {
 import { installStorableParams } from './http/storable-text.js';
 import { installValidators } from './http/validator.js';
 import { trustListNotModified } from './modules/federation/trust-list-fast-path.js';
+import { healthFastPath } from './modules/health/fast-path.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { createHealthService } from './modules/health/service.js';
 import { installUsageMetering } from './modules/usage/metering.js';
@@ -129,6 +130,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const health = createHealthService({ ping: deps.database.ping, clock });
   await app.register(healthRoutes(health, config.appEnv));
+  const healthProbes = healthFastPath({
+    health,
+    environment: config.appEnv,
+    draining: () => app.draining,
+    log: app.log,
+  });
+  fastPaths.add(healthProbes.path);
+  app.addHook('onClose', () => healthProbes.close());
   await registerRoutes(app, services, config);
 
   for (const plugin of deps.plugins ?? []) {

@@ -5,7 +5,26 @@
 // else to Fastify untouched; it still sets the headers every response carries.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { FastifyServerFactory } from 'fastify';
+import { CORS_EXPOSED_HEADERS } from './cors.js';
 import { lingerOnEarlyAnswers } from './lingering-close.js';
+import { requestIdFor } from './request-log.js';
+
+/**
+ * The headers every response carries (the request id, nosniff and the CORS pair that the
+ * Fastify hooks set on the other path), plus the fast path's own.
+ */
+export function fastPathHeaders(
+  request: IncomingMessage,
+  own: Record<string, string | number>,
+): Record<string, string | number> {
+  return {
+    ...own,
+    'x-request-id': requestIdFor(request),
+    'x-content-type-options': 'nosniff',
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': CORS_EXPOSED_HEADERS,
+  };
+}
 
 /** Answers the request and returns true, or returns false without touching it. */
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;

@@ -4,9 +4,7 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import { ifNoneMatchHits } from '../../http/conditional-get.js';
-import { CORS_EXPOSED_HEADERS } from '../../http/cors.js';
-import type { FastPath } from '../../http/fast-path.js';
-import { requestIdFor } from '../../http/request-log.js';
+import { type FastPath, fastPathHeaders } from '../../http/fast-path.js';
 import type { TrustListService } from './trust-list-service.js';
 
 export const TRUST_LIST_PATH = '/.well-known/ocss/trust-list';
@@ -37,14 +35,10 @@ export function trustListNotModified(
       if (!ifNoneMatchHits(request.headers['if-none-match'], etag)) {
         return false;
       }
-      response.writeHead(304, {
-        etag,
-        'cache-control': TRUST_LIST_CACHE_CONTROL,
-        'x-request-id': requestIdFor(request),
-        'x-content-type-options': 'nosniff',
-        'access-control-allow-origin': '*',
-        'access-control-expose-headers': CORS_EXPOSED_HEADERS,
-      });
+      response.writeHead(
+        304,
+        fastPathHeaders(request, { etag, 'cache-control': TRUST_LIST_CACHE_CONTROL }),
+      );
       response.end();
       answered++;
       return true;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../test/app.js';
+import { buildListeningTestApp, buildTestApp, type TestApp } from '../../../test/app.js';
 import { TestClock } from '../../../test/clock.js';
 import { createTestDatabase } from '../../../test/database.js';
 import { eventually, proxyInFrontOf } from '../../../test/tcp-proxy.js';
@@ -62,6 +62,73 @@ describe('GET /health while the instance drains (graceful stop)', () => {
       expect(t.logs.filter((line) => Number(line.level) >= 50)).toEqual([]);
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('GET /health over a socket: probes answered ahead of the router', () => {
+  /** Every header but the ones that differ per response. */
+  const stable = (headers: Headers) =>
+    Object.fromEntries(
+      [...headers].filter(([name]) => !['date', 'x-request-id'].includes(name.toLowerCase())),
+    );
+
+  it('answers a fresh ok like the route does (body, headers, request id), logging a count', async () => {
+    const t = await buildListeningTestApp();
+    try {
+      const routed = await fetch(`${t.baseUrl}/health`);
+      const routedBody = await routed.text();
+      const routedLines = t.logs.filter((line) => line.msg === 'request completed').length;
+      expect(routedLines).toBe(1);
+      // The ping behind the first answer is fresh (the clock stands still): these are
+      // answered before routing, with the same bytes and the headers every response has.
+      for (let probe = 0; probe < 3; probe++) {
+        const fast = await fetch(`${t.baseUrl}/health`, {
+          headers: { 'x-request-id': `probe-${probe}` },
+        });
+        expect(fast.status).toBe(200);
+        expect(await fast.text()).toBe(routedBody);
+        expect(stable(fast.headers)).toEqual(stable(routed.headers));
+        expect(fast.headers.get('x-request-id')).toBe(`probe-${probe}`);
+      }
+      expect(t.logs.filter((line) => line.msg === 'request completed').length).toBe(routedLines);
+      // Once the ping is a second old, the route answers (and pings) again.
+      t.clock.advance(1_000);
+      expect((await fetch(`${t.baseUrl}/health`)).status).toBe(200);
+      expect(t.logs.filter((line) => line.msg === 'request completed').length).toBe(2);
+      await t.app.close();
+      expect(t.logs).toContainEqual(
+        expect.objectContaining({ msg: 'health probes', count: 3, route: '/health' }),
+      );
+    } finally {
+      await t.database.drop();
+    }
+  });
+
+  it('leaves a failed ping and a draining instance to the route', async () => {
+    const database = await createTestDatabase();
+    const t = await buildListeningTestApp({ database });
+    try {
+      expect((await fetch(`${t.baseUrl}/health`)).status).toBe(200);
+      await t.app.drain(1_000);
+      const draining = await fetch(`${t.baseUrl}/health`);
+      expect(draining.status).toBe(503);
+      expect(((await draining.json()) as { status: string }).status).toBe('draining');
+    } finally {
+      await t.app.close();
+    }
+    const down = await buildListeningTestApp({ database });
+    try {
+      await database.handle.close();
+      down.clock.advance(5_000);
+      for (let probe = 0; probe < 3; probe++) {
+        const res = await fetch(`${down.baseUrl}/health`);
+        expect(res.status).toBe(503);
+        expect(((await res.json()) as { status: string }).status).toBe('unavailable');
+      }
+    } finally {
+      await down.app.close();
+      await database.drop();
     }
   });
 });

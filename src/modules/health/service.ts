@@ -25,11 +25,19 @@ export function createHealthService(deps: HealthDeps) {
     }
   }
 
+  /** The last ping's answer while it is under a second old (never pings). */
+  function freshStatus(): HealthStatus | undefined {
+    const now = deps.clock.now().getTime();
+    return last && now - last.at < CACHE_MS && now >= last.at ? last.status : undefined;
+  }
+
   return {
+    freshStatus,
+
     async databaseStatus(): Promise<HealthStatus> {
-      const now = deps.clock.now().getTime();
-      if (last && now - last.at < CACHE_MS && now >= last.at) {
-        return last.status;
+      const fresh = freshStatus();
+      if (fresh !== undefined) {
+        return fresh;
       }
       // One probe at a time; concurrent callers share its answer.
       probing ??= probe().finally(() => {
