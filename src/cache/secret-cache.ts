@@ -9,7 +9,8 @@ import type { Clock } from '../clock.js';
 import type { InvalidationBus } from './invalidation-bus.js';
 
 const MAX_ENTRIES = 10_000;
-const TTL_MS = 60_000;
+/** How long a cached record may be used: the staleness bound when an invalidation is lost. */
+export const TTL_MS = 60_000;
 
 export interface SecretCache<T> {
   /** The record of a presented secret, from memory or loaded by its hash. */
