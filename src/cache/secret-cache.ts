@@ -28,6 +28,9 @@ export function createSecretCache<T extends object>(options: {
   const byHash = new LRUCache<string, T>({
     max: MAX_ENTRIES,
     ttl: TTL_MS,
+    // Ages judged by the clock on every read: lru-cache would otherwise reuse a reading for
+    // 1 ms of real time (a timer per read), blind to an injected clock's moves.
+    ttlResolution: 0,
     perf: { now: () => options.clock.now().getTime() },
   });
   options.bus.subscribe(options.channel, (secretHash) => byHash.delete(secretHash));

@@ -65,6 +65,8 @@ export function createPolicyInForceCache(options: {
   const versions = new LRUCache<string, VersionEntry>({
     max: MAX_CHILDREN,
     ttl: KEY_CACHE_TTL_MS,
+    // Ages judged by the clock on every read (see secret-cache.ts).
+    ttlResolution: 0,
     perf: { now: () => options.clock.now().getTime() },
   });
   // By policy id: only its latest compiled version is worth keeping.
