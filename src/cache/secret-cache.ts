@@ -9,7 +9,8 @@ import type { Clock } from '../clock.js';
 import type { InvalidationBus } from './invalidation-bus.js';
 
 const MAX_ENTRIES = 10_000;
-const TTL_MS = 60_000;
+/** How long a cached record may be used: the staleness bound when an invalidation is lost. */
+export const TTL_MS = 60_000;
 
 export interface SecretCache<T> {
   /** The record of a presented secret, from memory or loaded by its hash. */
@@ -27,6 +28,9 @@ export function createSecretCache<T extends object>(options: {
   const byHash = new LRUCache<string, T>({
     max: MAX_ENTRIES,
     ttl: TTL_MS,
+    // Ages judged by the clock on every read: lru-cache would otherwise reuse a reading for
+    // 1 ms of real time (a timer per read), blind to an injected clock's moves.
+    ttlResolution: 0,
     perf: { now: () => options.clock.now().getTime() },
   });
   options.bus.subscribe(options.channel, (secretHash) => byHash.delete(secretHash));

@@ -20,7 +20,7 @@ import { createChildrenService } from './children/service.js';
 import { connectionRoutes } from './connections/routes.js';
 import { createConnectionsService, loadCredentialCipher } from './connections/service.js';
 import { consoleRoutes } from './console/routes.js';
-import { seedDemoFamily } from './demo/demo-family.js';
+import { DEMO_FAMILY_ID, seedDemoFamily } from './demo/demo-family.js';
 import { deviceAgentRoutes } from './devices/agent-routes.js';
 import { createDeviceAgentService } from './devices/agent-service.js';
 import { deviceRoutes } from './devices/routes.js';
@@ -50,6 +50,7 @@ import { createOrgsService } from './orgs/service.js';
 import { createLivePartners } from './partners/live-partners.js';
 import type { PartnerHttpTuning } from './partners/partner-http.js';
 import { platformRoutes } from './platforms/routes.js';
+import { createPolicyChanges } from './policies/policy-changes.js';
 import { policyRoutes } from './policies/routes.js';
 import { createPoliciesService } from './policies/service.js';
 import { providerRoutes } from './providers/routes.js';
@@ -117,6 +118,7 @@ export async function createServices(
   tuning: ServiceTuning = {},
 ) {
   const bus = createInvalidationBus({ redisUrl: config.redisUrl, log });
+  const policyChanges = createPolicyChanges(bus);
   const jobs = createJobQueue({
     db: deps.db,
     log,
@@ -130,17 +132,35 @@ export async function createServices(
     bus,
     log,
     limits: config.sandboxSessions,
+    policyChanges,
   });
   const orgs = createOrgsService({ ...deps, users });
   const apiKeys = createApiKeysService({ ...deps, orgs, bus });
-  const families = createFamiliesService({ ...deps, users, sandbox: config.appEnv === 'sandbox' });
+  const families = createFamiliesService({
+    ...deps,
+    users,
+    sandbox: config.appEnv === 'sandbox',
+    policyChanges,
+  });
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
-  const children = createChildrenService({ ...deps, families, events });
-  const policies = createPoliciesService({ ...deps, children, events });
+  const children = createChildrenService({ ...deps, families, events, policyChanges });
+  const policies = createPoliciesService({ ...deps, children, events, changes: policyChanges });
   const viewingHistory = createViewingHistoryService({ ...deps, children });
   const devices = createDevicesService({ ...deps, log, bus, events, children });
-  const deviceAgent = createDeviceAgentService({ ...deps, events, policies, viewingHistory });
-  const quickSetup = createQuickSetupService({ ...deps, families, children, events });
+  const deviceAgent = createDeviceAgentService({
+    ...deps,
+    events,
+    policies,
+    policyChanges,
+    viewingHistory,
+  });
+  const quickSetup = createQuickSetupService({
+    ...deps,
+    families,
+    children,
+    events,
+    policyChanges,
+  });
   const usage = createUsageService({ ...deps, orgs });
   const sandboxOAuth = await createSandboxOAuthProvider({
     ...deps,
@@ -208,6 +228,8 @@ export async function createServices(
     nonces: nonces.store,
   });
   await seedDemoFamily(deps.db, deps.clock);
+  // The seed may have repaired the demo policies under instances already running.
+  await policyChanges.family(DEMO_FAMILY_ID);
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
   const annexB = createAnnexBService(deps);
   return {

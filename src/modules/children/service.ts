@@ -7,6 +7,7 @@ import { BadRequestError, requireVisible } from '../../http/errors.js';
 import type { EventPublisher } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
 import { ageOn, bandForAge } from '../policies/age-bands.js';
+import type { PolicyChanges } from '../policies/policy-changes.js';
 import { birthDateTime, parseBirthDate } from './birth-date.js';
 import {
   type ChildRow,
@@ -51,6 +52,8 @@ export function createChildrenService(deps: {
   clock: Clock;
   families: Pick<FamiliesService, 'requireFamily'>;
   events: EventPublisher;
+  /** A deleted child takes its policies along: cached versions of them must go too. */
+  policyChanges: Pick<PolicyChanges, 'child'>;
 }) {
   const { db, clock } = deps;
 
@@ -140,6 +143,7 @@ export function createChildrenService(deps: {
     async deleteChild(principal: Principal, childId: string): Promise<void> {
       const child = await requireChild(principal, childId, 'write');
       await deleteChild(db, childId);
+      await deps.policyChanges.child(childId);
       await publish('child.deleted', child);
     },
   };

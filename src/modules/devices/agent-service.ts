@@ -8,9 +8,10 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { BadRequestError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
 import type { EventPublisher } from '../events/hub.js';
+import type { PolicyChanges } from '../policies/policy-changes.js';
 import type { PoliciesService } from '../policies/service.js';
-import { findRuleCategory } from '../rules/registry.js';
 import type { ViewingHistoryService } from '../viewing-history/service.js';
+import { createPolicyInForceCache } from './policy-in-force.js';
 import { acknowledgeVersion, findDevice, insertReport, writeEnforcementSummary } from './store.js';
 
 export const REPORT_TYPES = [
@@ -79,10 +80,17 @@ export function createDeviceAgentService(deps: {
   db: Db;
   clock: Clock;
   events: EventPublisher;
-  policies: Pick<PoliciesService, 'activePolicyOf' | 'activePolicyVersionOf'>;
+  policies: Pick<PoliciesService, 'activePolicyVersionOf' | 'activePolicySnapshotOf'>;
+  policyChanges: Pick<PolicyChanges, 'subscribe'>;
   viewingHistory: Pick<ViewingHistoryService, 'recordViewing'>;
 }) {
   const { db, clock } = deps;
+  const inForce = createPolicyInForceCache({
+    clock,
+    changes: deps.policyChanges,
+    loadVersion: (childId) => deps.policies.activePolicyVersionOf(childId),
+    loadSnapshot: (childId) => deps.policies.activePolicySnapshotOf(childId),
+  });
 
   /** No active policy: a 404, unless the device itself went with its child. */
   async function noPolicy(device: DeviceIdentity): Promise<never> {
@@ -93,27 +101,21 @@ export function createDeviceAgentService(deps: {
   }
 
   return {
-    /** Which policy and version are in force: all a conditional read needs (one query). */
+    /** Which policy and version are in force: all a conditional read needs (from memory). */
     async currentPolicyVersion(device: DeviceIdentity) {
-      return (await deps.policies.activePolicyVersionOf(device.childId)) ?? noPolicy(device);
+      return (await inForce.version(device.childId, device.familyId)) ?? noPolicy(device);
     },
 
     /**
-     * The policy as the device enforces it: enabled rules only, and never an engagement
-     * category (those are for platforms, which take them through the signed OCSS path).
+     * The policy as the device enforces it (policy-in-force.ts compiles it), serialised,
+     * stamped with the time of this answer; `current` is what currentPolicyVersion said.
      */
-    async compiledPolicy(device: DeviceIdentity) {
-      const active =
-        (await deps.policies.activePolicyOf(device.childId)) ?? (await noPolicy(device));
-      const rules = active.rules
-        .filter((rule) => rule.enabled && findRuleCategory(rule.category)?.engagement !== true)
-        .map((rule) => ({ category: rule.category, config: rule.config }));
+    async compiledPolicy(device: DeviceIdentity, current: { id: string; version: number }) {
+      const body = (await inForce.compiled(device.childId, current)) ?? (await noPolicy(device));
       return {
-        child_id: device.childId,
-        policy_id: active.policy.id,
-        version: active.policy.version,
-        generated_at: clock.now().toISOString(),
-        rules,
+        policyId: body.id,
+        version: body.version,
+        json: body.head + clock.now().toISOString() + body.tail,
       };
     },
 

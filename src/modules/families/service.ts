@@ -11,6 +11,7 @@ import {
   NotFoundError,
 } from '../../http/errors.js';
 import { DEMO_FAMILY_ID } from '../demo/demo-family.js';
+import type { PolicyChanges } from '../policies/policy-changes.js';
 import type { UsersService } from '../users/service.js';
 import {
   changeMemberKeepingOwner,
@@ -54,6 +55,8 @@ export function createFamiliesService(deps: {
   users: Pick<UsersService, 'userExists'>;
   /** On a sandbox deployment every caller may read the demo family (CONTRACT.md §6). */
   sandbox: boolean;
+  /** A deleted family takes its children's policies along: cached versions must go too. */
+  policyChanges: Pick<PolicyChanges, 'family'>;
 }) {
   const { db, clock } = deps;
 
@@ -165,6 +168,7 @@ export function createFamiliesService(deps: {
     async deleteFamily(principal: Principal, familyId: string): Promise<void> {
       await requireFamily(principal, familyId, 'write', ['owner']);
       await deleteFamily(db, familyId);
+      await deps.policyChanges.family(familyId);
     },
 
     async listMembers(principal: Principal, familyId: string): Promise<FamilyMemberTable[]> {

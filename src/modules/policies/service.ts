@@ -9,12 +9,14 @@ import type { ChildrenService } from '../children/service.js';
 import type { EventPublisher } from '../events/hub.js';
 import { ageOn } from './age-bands.js';
 import { rulesForAge, type Strictness } from './age-rules.js';
+import type { PolicyChanges } from './policy-changes.js';
 import { checkRule } from './rule-validation.js';
 import {
   bumpPolicy,
   deletePolicy,
   deleteRule,
   findActivePolicy,
+  findActivePolicySnapshot,
   findPolicy,
   insertPolicy,
   listPolicies,
@@ -46,6 +48,7 @@ export function createPoliciesService(deps: {
   clock: Clock;
   children: Pick<ChildrenService, 'requireChild'>;
   events: EventPublisher;
+  changes: Pick<PolicyChanges, 'child'>;
 }) {
   const { db, clock } = deps;
 
@@ -68,13 +71,15 @@ export function createPoliciesService(deps: {
 
   /**
    * Tells subscribers (webhooks, automatic enforcement), after the write committed: the
-   * Policy resource after the change, JSON-ready.
+   * Policy resource after the change, JSON-ready. Every instance's cache of the policy in
+   * force hears it first, so a device polling right after the event sees the change.
    */
   async function publish(
     type: 'policy.created' | 'policy.updated' | 'policy.activated' | 'policy.paused',
     familyId: string,
     policy: PolicyRow,
   ) {
+    await deps.changes.child(policy.child_id);
     await deps.events.publish(type, familyId, policyEventData(policy));
   }
 
@@ -109,6 +114,9 @@ export function createPoliciesService(deps: {
       const policy = await findActivePolicy(db, childId);
       return policy ? { id: policy.id, version: policy.version } : undefined;
     },
+
+    /** The policy in force and its rules as one consistent read (what a device compiles). */
+    activePolicySnapshotOf: (childId: string) => findActivePolicySnapshot(db, childId),
 
     async createPolicy(
       principal: Principal,
@@ -175,8 +183,9 @@ export function createPoliciesService(deps: {
     },
 
     async deletePolicy(principal: Principal, policyId: string): Promise<void> {
-      await requirePolicy(principal, policyId, 'write');
+      const policy = await requirePolicy(principal, policyId, 'write');
       await deletePolicy(db, policyId);
+      await deps.changes.child(policy.child_id);
     },
 
     async listRules(principal: Principal, policyId: string) {

@@ -66,16 +66,52 @@ export async function listPolicies(db: Db, childId: string): Promise<PolicyRow[]
  * recently changed one on a tie). Devices and enforcement both read this one.
  */
 export async function findActivePolicy(db: Db, childId: string): Promise<PolicyRow | undefined> {
+  return activePolicyOf(db, childId).selectAll().executeTakeFirst();
+}
+
+function activePolicyOf(db: Db, childId: string) {
   return db
     .selectFrom('policies')
-    .selectAll()
     .where('child_id', '=', childId)
     .where('status', '=', 'active')
     .orderBy('priority', 'desc')
     .orderBy('updated_at', 'desc')
     .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1);
+}
+
+export interface ActivePolicySnapshot {
+  policy: Pick<PolicyRow, 'id' | 'child_id' | 'version'>;
+  rules: Array<Pick<PolicyRuleRow, 'category' | 'enabled' | 'config'>>;
+}
+
+/**
+ * The policy in force with its rules, read by ONE statement: one snapshot, so the rules are
+ * exactly those of the version read (two statements could pair a version with the rules of a
+ * later one, and a cache keyed by version would keep that pairing).
+ */
+export async function findActivePolicySnapshot(
+  db: Db,
+  childId: string,
+): Promise<ActivePolicySnapshot | undefined> {
+  const rows = await db
+    .selectFrom('policies as p')
+    .leftJoin('policy_rules as r', 'r.policy_id', 'p.id')
+    .select(['p.id', 'p.child_id', 'p.version', 'r.category', 'r.enabled', 'r.config'])
+    .where('p.id', '=', activePolicyOf(db, childId).select('id'))
+    .orderBy('r.category')
+    .execute();
+  const first = rows[0];
+  if (!first) {
+    return undefined;
+  }
+  const rules: ActivePolicySnapshot['rules'] = [];
+  for (const row of rows) {
+    if (row.category !== null && row.enabled !== null && row.config !== null) {
+      rules.push({ category: row.category, enabled: row.enabled, config: row.config });
+    }
+  }
+  return { policy: { id: first.id, child_id: first.child_id, version: first.version }, rules };
 }
 
 /** Applies field changes (if any) and raises the version by exactly one. */

@@ -11,6 +11,7 @@ import type { EventPublisher } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
 import { ageOn } from '../policies/age-bands.js';
 import { rulesForAge, type Strictness } from '../policies/age-rules.js';
+import type { PolicyChanges } from '../policies/policy-changes.js';
 import { policyEventData } from '../policies/service.js';
 import { type QuickSetupRows, writeQuickSetup } from './store.js';
 
@@ -28,10 +29,15 @@ export function createQuickSetupService(deps: {
   families: Pick<FamiliesService, 'requireFamily'>;
   children: Pick<ChildrenService, 'eventData'>;
   events: EventPublisher;
+  policyChanges: Pick<PolicyChanges, 'child'>;
 }) {
   /** After the commit, the events of what this call wrote (a repeated call writes nothing). */
   async function announce(rows: QuickSetupRows) {
     const familyId = rows.family.id;
+    if (rows.wrote.policy !== 'none') {
+      // A new active policy may outrank the one in force; a repair raised the version.
+      await deps.policyChanges.child(rows.child.id);
+    }
     if (rows.wrote.child) {
       await deps.events.publish('child.created', familyId, deps.children.eventData(rows.child));
     }

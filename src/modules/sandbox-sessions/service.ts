@@ -12,6 +12,7 @@ import { createWriteBehind, laterDate } from '../../cache/write-behind.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { ServiceUnavailableError } from '../../http/errors.js';
+import type { PolicyChanges } from '../policies/policy-changes.js';
 import { createSession, findSessionUser, sweepIdleSessions, writeLastSeen } from './store.js';
 
 export const DEFAULT_SANDBOX_SESSION = 'default';
@@ -38,6 +39,8 @@ export function createSandboxSessionsService(deps: {
   bus: InvalidationBus;
   log: FastifyBaseLogger;
   limits: SandboxSessionLimits;
+  /** Deleted sessions take their families along, whose ids the sweep does not collect. */
+  policyChanges: Pick<PolicyChanges, 'everything'>;
 }) {
   const { db, clock, limits } = deps;
   const users = new LRUCache<string, string>({ max: Math.min(limits.max, 50_000) });
@@ -65,6 +68,7 @@ export function createSandboxSessionsService(deps: {
     if (names.length > 0) {
       deps.log.info({ sessions: names.length }, 'sandbox sessions deleted');
       await deps.bus.publish(EVICTED_CHANNEL, JSON.stringify(names));
+      await deps.policyChanges.everything();
     }
   }
 
