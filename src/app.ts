@@ -93,7 +93,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const db = deps.database.db;
   const services = await createServices(
     config,
-    { db, clock },
+    { db, clock, notifications: deps.database.notifications },
     app.log,
     deps.database.backend === 'postgres',
     deps.tuning,

@@ -26,7 +26,11 @@ async function main(): Promise<void> {
   storage.onIdleError((error) => log.warn({ err: error }, 'database connection lost'));
   const services = await createServices(
     config,
-    { db: storage.database.db, clock: systemClock },
+    {
+      db: storage.database.db,
+      clock: systemClock,
+      notifications: storage.database.notifications,
+    },
     log,
     storage.database.backend === 'postgres',
   );

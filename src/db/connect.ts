@@ -2,6 +2,11 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import {
+  type DatabaseNotifications,
+  pgliteNotifications,
+  postgresNotifications,
+} from './notifications.js';
 import { PGlitePool } from './pglite-pool.js';
 import type { Database } from './schema.js';
 
@@ -13,6 +18,8 @@ export interface DatabaseHandle {
   backend: Backend;
   /** Resolves when the database answers `select 1` within the timeout, rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
+  /** LISTEN/NOTIFY on this database (on PostgreSQL, a connection opened on first listen). */
+  notifications: DatabaseNotifications;
   close(): Promise<void>;
 }
 
@@ -41,16 +48,25 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
  * `endPool` runs after Kysely's own destroy, which does nothing when no query ever ran:
  * the pool must be ended either way, or a closed handle would keep answering.
  */
-function handleFor(db: Db, backend: Backend, endPool: () => Promise<void>): DatabaseHandle {
+function handleFor(
+  db: Db,
+  backend: Backend,
+  notifications: DatabaseNotifications,
+  endPool: () => Promise<void>,
+): DatabaseHandle {
   let closed: Promise<void> | undefined;
   return {
     db,
     backend,
+    notifications,
     ping: async (timeoutMs) => {
       await withTimeout(sql`select 1`.execute(db), timeoutMs);
     },
     close: () => {
-      closed ??= db.destroy().then(endPool);
+      closed ??= notifications
+        .close()
+        .then(() => db.destroy())
+        .then(endPool);
       return closed;
     },
   };
@@ -81,7 +97,8 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
   // queries) emits 'error' on its client; unheard, that would crash the process.
   pool.on('connect', (client) => client.on('error', onError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return handleFor(db, 'postgres', async () => {
+  const notifications = postgresNotifications(connectionString, { onLost: onError });
+  return handleFor(db, 'postgres', notifications, async () => {
     if (!pool.ended) {
       await pool.end();
     }
@@ -92,7 +109,8 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
 export function wrapPGlite(pglite: PGlite): DatabaseHandle {
   const pool = new PGlitePool(pglite);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return handleFor(db, 'pglite', () => pool.end());
+  const notifications = pgliteNotifications(pglite, (run) => pool.exclusively(run));
+  return handleFor(db, 'pglite', notifications, () => pool.end());
 }
 
 export async function openPGlite(dataDir: string): Promise<DatabaseHandle> {

@@ -81,6 +81,16 @@ export class PGlitePool implements PostgresPool {
     return client as unknown as PostgresPoolClient;
   }
 
+  /** Runs `run` while no other checkout is held (PGlite calls outside Kysely, e.g. LISTEN). */
+  async exclusively<T>(run: () => Promise<T>): Promise<T> {
+    const client = await this.connect();
+    try {
+      return await run();
+    } finally {
+      client.release();
+    }
+  }
+
   async end(): Promise<void> {
     if (this.ended) {
       return;

@@ -10,6 +10,14 @@ import { QUEUE_SETTINGS, QUEUES } from './queues.js';
 
 export const JOBS_SCHEMA = 'pgboss';
 
+/**
+ * The channel a job's transaction notifies when the job becomes waiting (queued, or put back
+ * for a retry): payload `<queue> <ms until due>`, so every listening process wakes its
+ * workers when the job commits, or sets a timer for when it falls due.
+ */
+export const JOBS_CHANNEL = 'haven_jobs';
+const NOTIFY_TRIGGER = 'haven_job_notify';
+
 /** Any fixed number: the same in every Haven process. */
 const INSTALL_LOCK_ID = 7_403_222;
 
@@ -29,12 +37,18 @@ async function isCurrent(db: Kysely<Database>): Promise<boolean> {
     return false;
   }
   const names = Object.values(QUEUES);
-  const state = await sql<{ version: number; queues: number }>`
+  const state = await sql<{ version: number; queues: number; notifies: boolean }>`
     select (select version from ${sql.table(`${JOBS_SCHEMA}.version`)}) as version,
       (select count(*) from ${sql.table(`${JOBS_SCHEMA}.queue`)}
-        where name in (${sql.join(names)})) as queues`.execute(db);
+        where name in (${sql.join(names)})) as queues,
+      exists (select 1 from pg_trigger where tgname = ${NOTIFY_TRIGGER}
+        and tgrelid = ${`${JOBS_SCHEMA}.job`}::regclass) as notifies`.execute(db);
   const row = state.rows[0];
-  return Number(row?.version) === BOSS_SCHEMA_VERSION && Number(row?.queues) === names.length;
+  return (
+    Number(row?.version) === BOSS_SCHEMA_VERSION &&
+    Number(row?.queues) === names.length &&
+    row?.notifies === true
+  );
 }
 
 export async function installJobSchema(db: Kysely<Database>): Promise<void> {
@@ -68,7 +82,31 @@ async function installOn(db: Kysely<Database>): Promise<void> {
     for (const name of Object.values(QUEUES)) {
       await boss.createQueue(name, { name, ...QUEUE_SETTINGS[name] });
     }
+    await installNotifyTrigger(db);
   } finally {
     await boss.stop({ graceful: false, close: false, wait: true });
   }
+}
+
+/**
+ * Sent by the transaction that queues or re-queues a job, so delivered exactly when the job
+ * is visible, whoever wrote it (this process, another one, an operator command). A row
+ * trigger on the partitioned job table reaches every queue's partition; PostgreSQL folds
+ * identical payloads of one transaction into one message.
+ */
+async function installNotifyTrigger(db: Kysely<Database>): Promise<void> {
+  await sql
+    .raw(`
+      create or replace function ${JOBS_SCHEMA}.${NOTIFY_TRIGGER}() returns trigger
+      language plpgsql as $$
+      begin
+        perform pg_notify('${JOBS_CHANNEL}', new.name || ' ' ||
+          greatest(0, ceil(extract(epoch from new.start_after - now()) * 1000))::bigint);
+        return null;
+      end $$;
+      create or replace trigger ${NOTIFY_TRIGGER}
+        after insert or update of state on ${JOBS_SCHEMA}.job
+        for each row when (new.state in ('created', 'retry'))
+        execute function ${JOBS_SCHEMA}.${NOTIFY_TRIGGER}();`)
+    .execute(db);
 }

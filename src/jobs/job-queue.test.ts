@@ -4,6 +4,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/database.js';
 import { eventually } from '../../test/tcp-proxy.js';
+import type { DatabaseHandle } from '../db/connect.js';
 import { createJobQueue, type JobQueue } from './queue.js';
 import { QUEUES } from './queues.js';
 
@@ -12,12 +13,15 @@ const log = pino({ level: 'silent' });
 describe('job queue (pg-boss on the application database)', () => {
   let database: TestDatabase | undefined;
   let queues: JobQueue[] = [];
+  let otherHandle: DatabaseHandle | undefined;
 
   afterEach(async () => {
     for (const queue of queues) {
       await queue.stop();
     }
     queues = [];
+    await otherHandle?.close();
+    otherHandle = undefined;
     await database?.drop();
     database = undefined;
   });
@@ -27,6 +31,7 @@ describe('job queue (pg-boss on the application database)', () => {
     // A long polling interval: only the wake-up after a send can make these tests pass fast.
     const queue = createJobQueue({
       db: database.handle.db,
+      notifications: database.handle.notifications,
       log,
       runWorkers,
       pollingIntervalSeconds: 30,
@@ -76,5 +81,43 @@ describe('job queue (pg-boss on the application database)', () => {
     consumer.wake(QUEUES.enforcement);
     await eventually(async () => seen.length === 1, 'the waiting job to run');
     expect(seen).toEqual([{ n: 3 }]);
+  });
+
+  /**
+   * Another instance: on PostgreSQL its own pool (another process would have one), on PGlite
+   * another queue on the one embedded database. Either way it has no workers to wake and
+   * no notifications of its own: only the database can tell the consumer.
+   */
+  async function otherInstance(): Promise<JobQueue> {
+    const shared = database as TestDatabase;
+    otherHandle = shared.reopen?.();
+    const producer = createJobQueue({
+      db: (otherHandle ?? shared.handle).db,
+      log,
+      runWorkers: false,
+    });
+    queues.push(producer);
+    await producer.start();
+    return producer;
+  }
+
+  it('runs a job queued by another instance within a second, woken by the database', async () => {
+    const seen: unknown[] = [];
+    // Polling every 30 s: only the notification sent with the job can wake this worker.
+    await queueWith(true, seen);
+    const producer = await otherInstance();
+    await producer.send(QUEUES.enforcement, { n: 4 });
+    await eventually(async () => seen.length === 1, 'the job to run within a second', 1_000);
+    expect(seen).toEqual([{ n: 4 }]);
+  });
+
+  it('runs a delayed job when it falls due, without waiting for the next poll', async () => {
+    const seen: unknown[] = [];
+    await queueWith(true, seen);
+    const producer = await otherInstance();
+    await producer.send(QUEUES.enforcement, { n: 5 }, { startAfterSeconds: 1 });
+    // Well within the 30 s poll: the worker set a timer for the due time it was told.
+    await eventually(async () => seen.length === 1, 'the delayed job to run');
+    expect(seen).toEqual([{ n: 5 }]);
   });
 });

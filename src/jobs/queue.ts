@@ -3,12 +3,18 @@
 // answered, so it survives a crash (kill -9) and is finished by whichever process runs
 // workers next. Workers run inside the API process by default (WORKERS=inline) or only in
 // `npm run worker` processes (WORKERS=off on the API).
+//
+// Idle workers do not poll: the transaction that queues a job notifies (LISTEN/NOTIFY, see
+// install.ts), every process running workers hears it and wakes that queue's loops, or sets
+// a timer for when a delayed job or a retry falls due. A long fallback poll remains for a
+// message missed while the listening connection was down.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import PgBoss from 'pg-boss';
+import type { DatabaseNotifications } from '../db/notifications.js';
 import type { Database } from '../db/schema.js';
 import { bossDatabase } from './boss-database.js';
-import { JOBS_SCHEMA } from './install.js';
+import { JOBS_CHANNEL, JOBS_SCHEMA } from './install.js';
 import { QUEUE_CONCURRENCY, type QueueName } from './queues.js';
 
 export interface JobContext {
@@ -31,9 +37,23 @@ export interface JobQueueOptions {
   log: FastifyBaseLogger;
   /** Whether this process runs the handlers (else it only queues). */
   runWorkers: boolean;
-  /** How often an idle worker looks for due jobs (jobs queued here wake it at once). */
+  /** Wakes workers when any process queues a job; without it, workers only poll. */
+  notifications?: DatabaseNotifications;
+  /**
+   * How often an idle queue looks for due jobs without being woken (one loop per queue at
+   * this interval, the others at ten times it): a safety net for a missed notification.
+   */
   pollingIntervalSeconds?: number;
 }
+
+/** With notifications, the fallback poll: 2 queues, one loop each at 30 s, is ~0.07 tx/s. */
+const FALLBACK_POLL_SECONDS = 30;
+/** Without notifications (none wired), pg-boss's own default. */
+const POLL_SECONDS = 2;
+/** Loops other than a queue's first poll this many times less often. */
+const OTHER_LOOPS_SLOWER = 10;
+/** Due-time timers are grouped to this granularity (a burst of retries: few timers). */
+const DUE_GRANULARITY_MS = 100;
 
 export function createJobQueue(options: JobQueueOptions) {
   const { log } = options;
@@ -43,16 +63,51 @@ export function createJobQueue(options: JobQueueOptions) {
     // The migration step installs the schema; starting only checks its version.
     migrate: false,
     supervise: options.runWorkers,
+    // Maintenance (expiring jobs of a killed worker, archiving) is checked every 2 minutes,
+    // pg-boss's default: one transaction per check. State monitoring stays off.
+    maintenanceIntervalSeconds: 120,
     schedule: false,
   });
   boss.on('error', (error) => log.error({ err: error }, 'job queue error'));
   const handlers = new Map<QueueName, JobHandler<never>>();
   const workers = new Map<QueueName, string[]>();
+  const dueTimers = new Map<string, NodeJS.Timeout>();
   let started = false;
+  let listening = false;
 
   function wake(queue: QueueName): void {
     for (const id of workers.get(queue) ?? []) {
       boss.notifyWorker(id);
+    }
+  }
+
+  function wakeAll(): void {
+    for (const queue of workers.keys()) {
+      wake(queue);
+    }
+  }
+
+  /** A notification `<queue> <ms until due>`: wake now, or when the job falls due. */
+  function onJobMessage(payload: string): void {
+    const [name, dueIn] = payload.split(' ');
+    const queue = name as QueueName;
+    if (!workers.has(queue)) {
+      return;
+    }
+    const delayMs = Number(dueIn);
+    if (!(delayMs > 0)) {
+      wake(queue);
+      return;
+    }
+    const dueAt = Math.ceil((Date.now() + delayMs) / DUE_GRANULARITY_MS) * DUE_GRANULARITY_MS;
+    const key = `${queue} ${dueAt}`;
+    if (!dueTimers.has(key)) {
+      const timer = setTimeout(() => {
+        dueTimers.delete(key);
+        wake(queue);
+      }, dueAt - Date.now());
+      timer.unref();
+      dueTimers.set(key, timer);
     }
   }
 
@@ -82,6 +137,9 @@ export function createJobQueue(options: JobQueueOptions) {
       if (!options.runWorkers) {
         return;
       }
+      const poll =
+        options.pollingIntervalSeconds ??
+        (options.notifications ? FALLBACK_POLL_SECONDS : POLL_SECONDS);
       for (const queue of handlers.keys()) {
         const ids: string[] = [];
         // Several loops per queue: one slow job (a webhook endpoint taking its full 15 s)
@@ -93,12 +151,17 @@ export function createJobQueue(options: JobQueueOptions) {
             {
               batchSize: 1,
               includeMetadata: true,
-              pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+              // One loop per queue is enough to find a job nobody was told of; having
+              // found one, it wakes the next loop (below), so a backlog still fans out.
+              pollingIntervalSeconds: i === 0 ? poll : poll * OTHER_LOOPS_SLOWER,
             },
             async ([job]) => {
               if (!job) {
                 return;
               }
+              // There may be more: the next loop looks too (it finds nothing and sleeps
+              // again when there is not), so a burst is drained by all loops at once.
+              boss.notifyWorker(ids[(i + 1) % ids.length] as string);
               try {
                 await runOne(queue, job);
               } finally {
@@ -112,6 +175,12 @@ export function createJobQueue(options: JobQueueOptions) {
           ids.push(self);
         }
         workers.set(queue, ids);
+      }
+      // After the loops exist, so a message arriving at once finds them. After an outage of
+      // the listening connection, every loop looks once: messages may have been missed.
+      if (!listening) {
+        listening = true;
+        await options.notifications?.listen(JOBS_CHANNEL, onJobMessage, wakeAll);
       }
     },
 
@@ -140,6 +209,10 @@ export function createJobQueue(options: JobQueueOptions) {
       }
       started = false;
       workers.clear();
+      for (const timer of dueTimers.values()) {
+        clearTimeout(timer);
+      }
+      dueTimers.clear();
       await boss.stop({ graceful: true, close: false, wait: true, timeout: 10_000 });
     },
   };

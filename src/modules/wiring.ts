@@ -9,6 +9,7 @@ import { createInvalidationBus } from '../cache/invalidation-bus.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
+import type { DatabaseNotifications } from '../db/notifications.js';
 import { createJobQueue } from '../jobs/queue.js';
 import { createMemoryNonceStore, createRedisNonceStore } from '../ocss/nonce-store.js';
 import { annexBRoutes } from './annex-b/routes.js';
@@ -111,7 +112,7 @@ export interface ServiceTuning {
 
 export async function createServices(
   config: Config,
-  deps: { db: Db; clock: Clock },
+  { notifications, ...deps }: { db: Db; clock: Clock; notifications?: DatabaseNotifications },
   log: FastifyBaseLogger,
   /** Other processes may write the same database (PostgreSQL), so some caches check it. */
   sharedDatabase: boolean,
@@ -123,6 +124,7 @@ export async function createServices(
     db: deps.db,
     log,
     runWorkers: config.workers === 'inline',
+    notifications,
     pollingIntervalSeconds: tuning.jobPollingIntervalSeconds,
   });
   const events = createEventHub({ clock: deps.clock, log });
@@ -217,6 +219,7 @@ export async function createServices(
     steward,
     stewardDid: config.stewardDid,
     watchDatabase: sharedDatabase,
+    notifications,
   });
   await trustList.reissue();
   const advisors = createAdvisorsService({ ...deps, trustList, orgs, families });

@@ -2,7 +2,9 @@
 // read does no database work. An issue is written only when the entries change, so
 // `issue.number` rises exactly on change and the body is byte-identical in between. Other
 // instances hear of a new issue through the invalidation bus, and on PostgreSQL (where an
-// operator command may re-issue beside running servers) by a one-row version check a second.
+// operator command may re-issue beside running servers) through a database notification sent
+// by the transaction that writes the issue (migration 0017); the one-row version check runs
+// every second only while the listening connection is down, else every 30 s as a safety net.
 //
 // Key rotation: the steward entry always publishes the key that signs, and every key that
 // signed an issue is kept (steward_keys). An instance started with another key re-issues once
@@ -15,6 +17,7 @@ import type { JWK } from 'jose';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { DatabaseNotifications } from '../../db/notifications.js';
 import type { Ed25519SigningKey } from '../../ocss/ed25519-key.js';
 import { keyIdFor } from '../../ocss/public-jwk.js';
 import {
@@ -33,6 +36,10 @@ import { entriesDigest, trustListBody, unsignedEntries } from './trust-list-docu
 
 const CHANNEL = 'trust-list';
 export const VERSION_CHECK_EVERY_MS = 1_000;
+/** The channel migration 0017's trigger notifies on each new issue. */
+const ISSUE_CHANNEL = 'haven_trust_list';
+/** While notifications arrive, the version check is only a safety net. */
+const CHECK_WHILE_LISTENING_MS = 30_000;
 /** How long a retired steward key is still served (verifiers holding older lists). */
 export const RETIRED_KEY_SERVED_MS = 30 * 86_400_000;
 
@@ -107,6 +114,8 @@ export function createTrustListService(deps: {
   stewardDid: string;
   /** Poll for issues made by other processes (PostgreSQL deployments). */
   watchDatabase: boolean;
+  /** Issues written by any process, heard as they commit. */
+  notifications?: DatabaseNotifications;
 }) {
   const { db } = deps;
   const signer = {
@@ -156,9 +165,23 @@ export function createTrustListService(deps: {
   deps.bus.subscribe(CHANNEL, () => {
     refresh().catch((error) => deps.log.warn({ err: error }, 'trust list refresh failed'));
   });
+  const check = () => {
+    lastCheck = Date.now();
+    refresh().catch((error) => deps.log.warn({ err: error }, 'trust list check failed'));
+  };
+  let lastCheck = Date.now();
+  const { notifications } = deps;
+  if (deps.watchDatabase && notifications) {
+    // A missed message (the listener was down) is caught up when it is back.
+    void notifications.listen(ISSUE_CHANNEL, check, check);
+  }
+  // The timer itself costs no query: it checks the database each second only while no
+  // notification can arrive.
   const timer = deps.watchDatabase
     ? setInterval(() => {
-        refresh().catch((error) => deps.log.warn({ err: error }, 'trust list check failed'));
+        if (!notifications?.listening || Date.now() - lastCheck >= CHECK_WHILE_LISTENING_MS) {
+          check();
+        }
       }, VERSION_CHECK_EVERY_MS).unref()
     : undefined;
 

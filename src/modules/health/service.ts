@@ -1,5 +1,8 @@
 // Whether this instance can serve: the database must answer. The answer is kept for a
 // second so load balancers probing every few milliseconds do not each cost a round trip.
+// Pinged on demand only (no timer): an idle instance nobody probes costs the database
+// nothing, and the answer given is never older than a second, counted from when its ping
+// was sent.
 import type { Clock } from '../../clock.js';
 
 export interface HealthDeps {
@@ -40,12 +43,15 @@ export function createHealthService(deps: HealthDeps) {
         return fresh;
       }
       // One probe at a time; concurrent callers share its answer.
-      probing ??= probe().finally(() => {
-        probing = undefined;
-      });
-      const status = await probing;
-      last = { status, at: deps.clock.now().getTime() };
-      return status;
+      probing ??= probe()
+        .then((status) => {
+          last = { status, at: now };
+          return status;
+        })
+        .finally(() => {
+          probing = undefined;
+        });
+      return probing;
     },
   };
 }
