@@ -43,9 +43,10 @@ export function createHealthService(deps: HealthDeps) {
         return fresh;
       }
       // One probe at a time; concurrent callers share its answer.
+      const sentAt = deps.clock.now().getTime();
       probing ??= probe()
         .then((status) => {
-          last = { status, at: now };
+          last = { status, at: sentAt };
           return status;
         })
         .finally(() => {
