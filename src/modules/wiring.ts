@@ -136,9 +136,9 @@ export async function createServices(
   const families = createFamiliesService({ ...deps, users, sandbox: config.appEnv === 'sandbox' });
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
   const children = createChildrenService({ ...deps, families, events });
-  const policies = createPoliciesService({ ...deps, children, events });
-  const viewingHistory = createViewingHistoryService({ ...deps, children });
-  const devices = createDevicesService({ ...deps, log, bus, events, children });
+  const policies = createPoliciesService({ ...deps, children, families, events });
+  const viewingHistory = createViewingHistoryService({ ...deps, families });
+  const devices = createDevicesService({ ...deps, log, bus, events, children, families });
   const deviceAgent = createDeviceAgentService({ ...deps, events, policies, viewingHistory });
   const quickSetup = createQuickSetupService({ ...deps, families, children, events });
   const usage = createUsageService({ ...deps, orgs });
