@@ -13,8 +13,8 @@ import {
 } from 'kysely';
 import type { Db } from '../src/db/connect.js';
 import type { Database } from '../src/db/schema.js';
-import { listChildren } from '../src/modules/children/store.js';
-import { type FamilyTenant, findFamily } from '../src/modules/families/store.js';
+import { childrenReadQuery } from '../src/modules/children/store.js';
+import type { FamilyTenant } from '../src/modules/families/store.js';
 
 /** One statement as `pg` takes it: its text and its parameters, in order. */
 export interface Statement {
@@ -56,18 +56,12 @@ export async function statementsOf(run: (db: Db) => unknown): Promise<Statement[
 }
 
 /**
- * What Haven's children read runs for a key of `tenant`, in order. Today: the family (the
- * visibility check, decided in the service from its org and environment), then its
- * children. When `childrenReadQuery(db, familyId, tenant)` in src/modules/children/store.ts
- * makes it one statement (issue 22 item 2), the switch is this one line (and its import):
- *   return statementsOf((db) => childrenReadQuery(db, familyId, tenant));
+ * What Haven's children read runs for a key of `tenant`: one statement, the family's
+ * visibility facts and its children together (issue 22 item 2).
  */
 export function childrenReadStatements(
   familyId: string,
-  _tenant: FamilyTenant,
+  tenant: FamilyTenant,
 ): Promise<Statement[]> {
-  return statementsOf(async (db) => [
-    await findFamily(db, familyId),
-    await listChildren(db, familyId),
-  ]);
+  return statementsOf((db) => childrenReadQuery(db, familyId, tenant));
 }

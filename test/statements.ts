@@ -1,36 +1,79 @@
-// Which database statements a piece of work ran: the app gets the real database handle with a
-// Kysely plugin that notes every statement it compiles (nothing is mocked; the statements
-// still run on the real driver), attributed through AsyncLocalStorage to the work that
-// issued them, so background timers (write-behind flushes, job workers) are not counted.
+// Which SQL statements one request ran: a Kysely plugin on the real driver sees every
+// statement executed through Kysely (query builders and `sql` templates; pg-boss's own raw
+// text is not counted) and files it under the request that issued it (named by a header,
+// carried by async context), so what other requests or background listeners run meanwhile
+// is not counted. Injected requests start outside the caller's async context, hence the
+// header and a hook rather than running the request inside the context.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { KyselyPlugin, RootOperationNode } from 'kysely';
-import type { TestDatabase } from './database.js';
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import {
+  type KyselyPlugin,
+  PostgresQueryCompiler,
+  type QueryId,
+  type RootOperationNode,
+} from 'kysely';
+import type { DatabaseHandle } from '../src/db/connect.js';
 
-export interface StatementLog {
-  /** The database to hand to buildTestApp. */
-  database: TestDatabase;
-  /** Runs `work`; answers its result and the kinds of statement it ran (e.g. SelectQueryNode). */
-  during<T>(work: () => Promise<T>): Promise<{ result: T; statements: string[] }>;
+const HEADER = 'x-test-statements';
+
+export interface StatementRecorder {
+  /** The same database, its statements recorded. */
+  wrap(handle: DatabaseHandle): DatabaseHandle;
+  /** A plugin for buildTestApp: it ties a request to its record (see `during`). */
+  plugin(app: FastifyInstance): Promise<void>;
+  /**
+   * Runs `work` with headers to send on the request under test; answers with what it
+   * returned and the SQL of the statements that request ran.
+   */
+  during<T>(
+    work: (headers: Record<string, string>) => Promise<T>,
+  ): Promise<{ result: T; statements: string[] }>;
 }
 
-export function logStatements(database: TestDatabase): StatementLog {
-  const scope = new AsyncLocalStorage<string[]>();
-  const plugin: KyselyPlugin = {
-    transformQuery({ node }): RootOperationNode {
-      scope.getStore()?.push(node.kind);
+export function statementRecorder(): StatementRecorder {
+  const current = new AsyncLocalStorage<string[]>();
+  const open = new Map<string, string[]>();
+  // A query's parts (subqueries) pass through transformQuery too: a statement is recorded
+  // when its result comes back, which only executed queries do.
+  const built = new WeakMap<QueryId, RootOperationNode>();
+  const kysely: KyselyPlugin = {
+    transformQuery({ node, queryId }) {
+      built.set(queryId, node);
       return node;
     },
-    transformResult: async ({ result }) => result,
+    async transformResult({ queryId, result }) {
+      const node = built.get(queryId);
+      if (node) {
+        current.getStore()?.push(new PostgresQueryCompiler().compileQuery(node, queryId).sql);
+      }
+      return result;
+    },
   };
-  const handle = { ...database.handle, db: database.handle.db.withPlugin(plugin) };
+  async function plugin(app: FastifyInstance) {
+    // A callback hook: the context entered here is the one the rest of the request runs in.
+    app.addHook('onRequest', (request, _reply, done) => {
+      const record = open.get(String(request.headers[HEADER]));
+      if (record) {
+        current.enterWith(record);
+      }
+      done();
+    });
+  }
+  // Not encapsulated: the hook applies to every route of the app.
+  Object.assign(plugin, { [Symbol.for('skip-override')]: true });
   return {
-    database: { ...database, handle },
+    wrap: (handle) => ({ ...handle, db: handle.db.withPlugin(kysely) }),
+    plugin,
     async during(work) {
+      const id = randomUUID();
       const statements: string[] = [];
-      // Awaited inside run(): app.inject answers a lazy thenable, which starts the request
-      // only when awaited, and must do so within the scope.
-      const result = await scope.run(statements, async () => await work());
-      return { result, statements };
+      open.set(id, statements);
+      try {
+        return { result: await work({ [HEADER]: id }), statements };
+      } finally {
+        open.delete(id);
+      }
     },
   };
 }

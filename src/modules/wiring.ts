@@ -146,9 +146,15 @@ export async function createServices(
   });
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
   const children = createChildrenService({ ...deps, families, events, policyChanges });
-  const policies = createPoliciesService({ ...deps, children, events, changes: policyChanges });
-  const viewingHistory = createViewingHistoryService({ ...deps, children });
-  const devices = createDevicesService({ ...deps, log, bus, events, children });
+  const policies = createPoliciesService({
+    ...deps,
+    children,
+    families,
+    events,
+    changes: policyChanges,
+  });
+  const viewingHistory = createViewingHistoryService({ ...deps, families });
+  const devices = createDevicesService({ ...deps, log, bus, events, children, families });
   const deviceAgent = createDeviceAgentService({
     ...deps,
     events,

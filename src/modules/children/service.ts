@@ -3,20 +3,23 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
-import { BadRequestError, requireVisible } from '../../http/errors.js';
+import { BadRequestError } from '../../http/errors.js';
 import type { EventPublisher } from '../events/hub.js';
-import type { FamiliesService } from '../families/service.js';
+import { type FamiliesService, tenantOf } from '../families/service.js';
+import { type FamilyFacts, withoutFacts } from '../families/store.js';
 import { ageOn, bandForAge } from '../policies/age-bands.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import { birthDateTime, parseBirthDate } from './birth-date.js';
 import {
   type ChildRow,
   deleteChild,
-  findChild,
+  findChildRead,
   insertChild,
-  listChildren,
+  listChildrenRead,
   updateChild,
 } from './store.js';
+
+export const CHILD_NOT_FOUND = 'child not found';
 
 export interface ChildInput {
   name?: string;
@@ -50,7 +53,7 @@ function checkAvatarUrl(url: string | null | undefined): string | null {
 export function createChildrenService(deps: {
   db: Db;
   clock: Clock;
-  families: Pick<FamiliesService, 'requireFamily'>;
+  families: Pick<FamiliesService, 'requireFamily' | 'checkThrough' | 'visibleRows'>;
   events: EventPublisher;
   /** A deleted child takes its policies along: cached versions of them must go too. */
   policyChanges: Pick<PolicyChanges, 'child'>;
@@ -83,11 +86,16 @@ export function createChildrenService(deps: {
     await deps.events.publish(type, row.family_id, eventData(row));
   }
 
-  async function requireChild(principal: Principal, childId: string, access: 'read' | 'write') {
+  /** One statement: the child and whether the caller sees its family. */
+  async function requireChild(
+    principal: Principal,
+    childId: string,
+    access: 'read' | 'write',
+  ): Promise<ChildRow> {
+    const row = await findChildRead(db, childId, tenantOf(principal));
     // A child of a family the caller cannot see does not exist for it.
-    return requireVisible('child not found', await findChild(db, childId), (child) =>
-      deps.families.requireFamily(principal, child.family_id, access),
-    );
+    deps.families.checkThrough(principal, row, CHILD_NOT_FOUND, { access });
+    return withoutFacts(row as ChildRow & FamilyFacts);
   }
 
   return {
@@ -117,8 +125,8 @@ export function createChildrenService(deps: {
     },
 
     async listChildren(principal: Principal, familyId: string) {
-      await deps.families.requireFamily(principal, familyId, 'read');
-      return (await listChildren(db, familyId)).map(present);
+      const result = await listChildrenRead(db, familyId, tenantOf(principal));
+      return deps.families.visibleRows(principal, result, 'id').map(present);
     },
 
     async getChild(principal: Principal, childId: string) {

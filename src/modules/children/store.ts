@@ -1,5 +1,7 @@
-// SQL of children.
+// SQL of children. Reads carry the facts of the child's family (see families/store.ts), so
+// a caller's visibility is decided from the read's own result.
 import type { Db } from '../../db/connect.js';
+import { type FamilyTenant, familyAnchor, familyFacts, withRows } from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -24,18 +26,47 @@ export async function insertChild(db: Db, child: ChildRow): Promise<void> {
   await db.insertInto('children').values(child).execute();
 }
 
-export async function listChildren(db: Db, familyId: string): Promise<ChildRow[]> {
-  return db
-    .selectFrom('children')
-    .selectAll()
-    .where('family_id', '=', familyId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+/**
+ * The children of a family, newest first, with the family's facts for `tenant`: one
+ * statement, not executed (the bench compiles it to run the same SQL on a bare driver).
+ */
+export function childrenReadQuery(db: Db, familyId: string, tenant: FamilyTenant) {
+  return withRows(
+    db,
+    familyAnchor(db, familyId, tenant),
+    db.selectFrom('children').selectAll().where('family_id', '=', familyId),
+    [
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
+  );
 }
 
-export async function findChild(db: Db, childId: string): Promise<ChildRow | undefined> {
-  return db.selectFrom('children').selectAll().where('id', '=', childId).executeTakeFirst();
+export async function listChildrenRead(db: Db, familyId: string, tenant: FamilyTenant) {
+  return childrenReadQuery(db, familyId, tenant).execute();
+}
+
+/** A child with its family's facts for `tenant` (no row: no such child). */
+export async function findChildRead(db: Db, childId: string, tenant: FamilyTenant) {
+  return db
+    .selectFrom('children as c')
+    .innerJoin('families as f', 'f.id', 'c.family_id')
+    .selectAll('c')
+    .select(familyFacts(tenant))
+    .where('c.id', '=', childId)
+    .executeTakeFirst();
+}
+
+/**
+ * Only the facts of a child's family (the anchor of a list read by child id, see
+ * `withRows`): no row when there is no such child.
+ */
+export function childAnchor(db: Db, childId: string, tenant: FamilyTenant) {
+  return db
+    .selectFrom('children as c')
+    .innerJoin('families as f', 'f.id', 'c.family_id')
+    .select(familyFacts(tenant))
+    .where('c.id', '=', childId);
 }
 
 export async function updateChild(

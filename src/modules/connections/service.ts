@@ -16,7 +16,7 @@ import {
   ServiceUnavailableError,
 } from '../../http/errors.js';
 import type { EventPublisher } from '../events/hub.js';
-import type { FamiliesService } from '../families/service.js';
+import { type FamiliesService, tenantOf } from '../families/service.js';
 import type { ChildProfile, SandboxOAuthProvider } from '../oauth/service.js';
 import { missingCredential, refusalMessage } from '../partners/live-adapter.js';
 import type { LivePartners } from '../partners/live-partners.js';
@@ -32,6 +32,7 @@ import {
   findSealedCredentials,
   insertConnection,
   listConnections,
+  listConnectionsRead,
   recordLastEnforcement,
   updateCredentials,
 } from './store.js';
@@ -65,7 +66,7 @@ export function createConnectionsService(deps: {
   db: Db;
   clock: Clock;
   appEnv: AppEnv;
-  families: Pick<FamiliesService, 'requireFamily'>;
+  families: Pick<FamiliesService, 'requireFamily' | 'visibleRows'>;
   cipher: CredentialCipher | undefined;
   sandboxOAuth: Pick<SandboxOAuthProvider, 'enabled' | 'redeemCode' | 'grantToken' | 'profilesFor'>;
   events: EventPublisher;
@@ -224,8 +225,8 @@ export function createConnectionsService(deps: {
     },
 
     async listConnections(principal: Principal, familyId: string) {
-      await deps.families.requireFamily(principal, familyId, 'read');
-      return (await listConnections(db, familyId)).map(present);
+      const result = await listConnectionsRead(db, familyId, tenantOf(principal));
+      return deps.families.visibleRows(principal, result, 'id').map(present);
     },
 
     /**

@@ -2,6 +2,7 @@
 // hands them to whoever must use them; every listing leaves them out.
 import { type ColumnType, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { type FamilyTenant, familyAnchor, withRows } from '../families/store.js';
 import type { ChildProfile } from '../oauth/service.js';
 
 declare module '../../db/schema.js' {
@@ -83,6 +84,19 @@ export async function listConnections(db: Db, familyId: string): Promise<Connect
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .execute();
+}
+
+/** A family's connections, newest first, with the family's facts: one statement. */
+export async function listConnectionsRead(db: Db, familyId: string, tenant: FamilyTenant) {
+  return withRows(
+    db,
+    familyAnchor(db, familyId, tenant),
+    selectPublic(db).where('family_id', '=', familyId),
+    [
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
+  ).execute();
 }
 
 export async function deleteConnection(db: Db, id: string): Promise<void> {

@@ -18,14 +18,15 @@ import { createWriteBehind, laterDate } from '../../cache/write-behind.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { BadRequestError, requireVisible } from '../../http/errors.js';
-import type { ChildrenService } from '../children/service.js';
+import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
 import type { EventPublisher } from '../events/hub.js';
+import { type FamiliesService, tenantOf } from '../families/service.js';
 import {
   type DeviceRow,
   findDevice,
   findDeviceByKeyHash,
   insertDevice,
-  listDevices,
+  listDevicesRead,
   revokeDevice,
   writeLastSeen,
 } from './store.js';
@@ -66,6 +67,7 @@ export function createDevicesService(deps: {
   bus: InvalidationBus;
   events: EventPublisher;
   children: Pick<ChildrenService, 'requireChild'>;
+  families: Pick<FamiliesService, 'visibleRows'>;
 }) {
   const { db, clock } = deps;
   const keys = createSecretCache({
@@ -123,8 +125,8 @@ export function createDevicesService(deps: {
     },
 
     async listDevices(principal: Principal, childId: string): Promise<DeviceRow[]> {
-      await deps.children.requireChild(principal, childId, 'read');
-      return listDevices(db, childId);
+      const result = await listDevicesRead(db, childId, tenantOf(principal));
+      return deps.families.visibleRows(principal, result, 'id', CHILD_NOT_FOUND);
     },
 
     /** 204 again when already revoked; the key is dead here and on every other instance. */

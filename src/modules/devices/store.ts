@@ -2,6 +2,8 @@
 // that verifies a key selects it.
 import { type ColumnType, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { childAnchor } from '../children/store.js';
+import { type FamilyTenant, withRows } from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -105,14 +107,17 @@ export async function findDevice(db: Db, id: string): Promise<DeviceRow | undefi
   return db.selectFrom('devices').select(PUBLIC_COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
-export async function listDevices(db: Db, childId: string): Promise<DeviceRow[]> {
-  return db
-    .selectFrom('devices')
-    .select(PUBLIC_COLUMNS)
-    .where('child_id', '=', childId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+/** A child's devices, newest first, with its family's facts: one statement. */
+export async function listDevicesRead(db: Db, childId: string, tenant: FamilyTenant) {
+  return withRows(
+    db,
+    childAnchor(db, childId, tenant),
+    db.selectFrom('devices').select(PUBLIC_COLUMNS).where('child_id', '=', childId),
+    [
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
+  ).execute();
 }
 
 /** What verifying a key needs, by the key's hash. */

@@ -8,13 +8,14 @@ import type { Clock } from '../../clock.js';
 import type { AppEnv } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import { clampPageLimit } from '../../http/common-schemas.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../http/errors.js';
+import { BadRequestError } from '../../http/errors.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
-import type { ChildrenService } from '../children/service.js';
+import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
 import type { ConnectionsService } from '../connections/service.js';
 import type { EventHub } from '../events/hub.js';
-import type { FamiliesService } from '../families/service.js';
+import { type FamiliesService, tenantOf } from '../families/service.js';
+import { type FamilyFacts, withoutFacts } from '../families/store.js';
 import type { LivePartners } from '../partners/live-partners.js';
 import type { PoliciesService } from '../policies/service.js';
 import { createAdapterRegistry } from './adapter-registry.js';
@@ -23,9 +24,10 @@ import { createPolicyChangeListener } from './policy-change.js';
 import { createSandboxFailures } from './sandbox-failures.js';
 import {
   consumeFailure,
-  findJob,
+  findJobRead,
   insertJob,
-  listJobsOfChild,
+  type JobRow,
+  listJobsOfChildRead,
   listJobsOfFamilies,
 } from './store.js';
 import { createEnforcementWorker, type EnforcementJobData } from './worker.js';
@@ -38,7 +40,10 @@ export function createEnforcementService(deps: {
   jobs: JobQueue;
   events: Pick<EventHub, 'publish' | 'subscribe'>;
   children: Pick<ChildrenService, 'requireChild'>;
-  families: Pick<FamiliesService, 'requireFamily' | 'listFamilies'>;
+  families: Pick<
+    FamiliesService,
+    'requireFamily' | 'listFamilies' | 'checkThrough' | 'visibleRows'
+  >;
   policies: Pick<PoliciesService, 'activePolicyOf' | 'activePolicyVersionOf'>;
   connections: Pick<
     ConnectionsService,
@@ -60,20 +65,10 @@ export function createEnforcementService(deps: {
   deps.events.subscribe('enforcement', createPolicyChangeListener(deps));
 
   /** Another tenant's job does not exist for the caller: 404 either way, never 403. */
-  async function requireJob(principal: Principal, jobId: string) {
-    const job = await findJob(db, jobId);
-    if (!job) {
-      throw new NotFoundError(JOB_NOT_FOUND);
-    }
-    try {
-      await deps.families.requireFamily(principal, job.family_id, 'read');
-    } catch (error) {
-      if (error instanceof NotFoundError || error instanceof ForbiddenError) {
-        throw new NotFoundError(JOB_NOT_FOUND);
-      }
-      throw error;
-    }
-    return job;
+  async function requireJob(principal: Principal, jobId: string): Promise<JobRow> {
+    const row = await findJobRead(db, jobId, tenantOf(principal));
+    deps.families.checkThrough(principal, row, JOB_NOT_FOUND, { hideForbidden: true });
+    return withoutFacts(row as JobRow & FamilyFacts);
   }
 
   /** Requested platforms must be connected: enforcing on nothing is a caller's mistake. */
@@ -129,8 +124,13 @@ export function createEnforcementService(deps: {
       jobResource(await requireJob(principal, jobId)),
 
     async listChildJobs(principal: Principal, childId: string, limit: number) {
-      await deps.children.requireChild(principal, childId, 'read');
-      return (await listJobsOfChild(db, childId, clampPageLimit(limit))).map(jobResource);
+      const result = await listJobsOfChildRead(
+        db,
+        childId,
+        tenantOf(principal),
+        clampPageLimit(limit),
+      );
+      return deps.families.visibleRows(principal, result, 'id', CHILD_NOT_FOUND).map(jobResource);
     },
 
     /** Jobs of every family the caller can read, newest first (created_at, then id). */

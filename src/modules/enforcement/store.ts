@@ -1,6 +1,8 @@
 // SQL of enforcement jobs and of the sandbox's armed platform failures.
 import { type ColumnType, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { childAnchor } from '../children/store.js';
+import { type FamilyTenant, familyFacts, withRows } from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -90,19 +92,39 @@ export async function upsertPolicyChangeJob(
   return { id: row.id, inserted: row.id === job.id };
 }
 
-export async function findJob(db: Db, id: string): Promise<JobRow | undefined> {
-  return db.selectFrom('enforcement_jobs').selectAll().where('id', '=', id).executeTakeFirst();
+/** A job with its family's facts for `tenant` (no row: no such job). */
+export async function findJobRead(db: Db, id: string, tenant: FamilyTenant) {
+  return db
+    .selectFrom('enforcement_jobs as j')
+    .innerJoin('families as f', 'f.id', 'j.family_id')
+    .selectAll('j')
+    .select(familyFacts(tenant))
+    .where('j.id', '=', id)
+    .executeTakeFirst();
 }
 
-export async function listJobsOfChild(db: Db, childId: string, limit: number): Promise<JobRow[]> {
-  return db
-    .selectFrom('enforcement_jobs')
-    .selectAll()
-    .where('child_id', '=', childId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+/** A child's latest jobs, newest first, with its family's facts: one statement. */
+export async function listJobsOfChildRead(
+  db: Db,
+  childId: string,
+  tenant: FamilyTenant,
+  limit: number,
+) {
+  return withRows(
+    db,
+    childAnchor(db, childId, tenant),
+    db
+      .selectFrom('enforcement_jobs')
+      .selectAll()
+      .where('child_id', '=', childId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit),
+    [
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
+  ).execute();
 }
 
 export async function listJobsOfFamilies(

@@ -14,19 +14,23 @@ import { DEMO_FAMILY_ID } from '../demo/demo-family.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import type { UsersService } from '../users/service.js';
 import {
+  type Alongside,
   changeMemberKeepingOwner,
   deleteFamily,
+  type FamilyFacts,
   type FamilyMemberTable,
   type FamilyRole,
   type FamilyRow,
   type FamilyTenant,
+  familyReadQuery,
   findFamily,
   findMembership,
   insertFamily,
   insertMember,
   listFamilies,
-  listMembers,
+  listMembersRead,
   renameFamily,
+  withoutFacts,
 } from './store.js';
 
 export const FAMILY_NOT_FOUND = 'family not found';
@@ -72,41 +76,93 @@ export function createFamiliesService(deps: {
   }
 
   /**
-   * The family, if the caller may act on it. A key sees its org's families of its environment
-   * and an MCP token its one family: anything else is 404, as if it did not exist. A user who
-   * is not a member of an existing family gets 403 (spec: "403 when the caller is not a member
-   * of the family"); writes need an owner or parent (some, `roles`, only an owner).
+   * Whether the caller may act on a family, from its facts (`undefined`: no such family). A
+   * key sees its org's families of its environment and an MCP token its one family: anything
+   * else is 404, as if it did not exist. A user who is not a member of an existing family
+   * gets 403 (spec: "403 when the caller is not a member of the family"); writes need an
+   * owner or parent (some, `roles`, only an owner). Throws; returns nothing.
    */
+  function checkFamily(
+    principal: Principal,
+    facts: FamilyFacts | undefined,
+    access: Access,
+    roles: readonly FamilyRole[] = WRITERS,
+  ): void {
+    if (!facts) {
+      throw new NotFoundError(FAMILY_NOT_FOUND);
+    }
+    if (facts.vis_family_id === DEMO_FAMILY_ID && demoAccess(principal, access)) {
+      return;
+    }
+    if (principal.kind === 'key') {
+      if (facts.vis_org_id !== principal.orgId || facts.vis_environment !== principal.environment) {
+        throw new NotFoundError(FAMILY_NOT_FOUND);
+      }
+      return;
+    }
+    if (principal.kind === 'mcp' && principal.familyId !== facts.vis_family_id) {
+      throw new NotFoundError(FAMILY_NOT_FOUND);
+    }
+    if (!facts.vis_role) {
+      throw new ForbiddenError(NOT_A_MEMBER);
+    }
+    if (access === 'write' && !roles.includes(facts.vis_role)) {
+      throw new ForbiddenError(INSUFFICIENT_ROLE);
+    }
+  }
+
+  /**
+   * `checkFamily` for a resource reached through its family (a child, a policy, a webhook):
+   * when the family is hidden, the resource itself does not exist for the caller (404
+   * `notFound`, never the family's message); with `hideForbidden`, a 403 is a 404 as well.
+   */
+  function checkThrough(
+    principal: Principal,
+    facts: FamilyFacts | undefined,
+    notFound: string,
+    options: { access?: Access; hideForbidden?: boolean } = {},
+  ): void {
+    if (!facts) {
+      throw new NotFoundError(notFound);
+    }
+    try {
+      checkFamily(principal, facts, options.access ?? 'read');
+    } catch (error) {
+      if (
+        error instanceof NotFoundError ||
+        (options.hideForbidden === true && error instanceof ForbiddenError)
+      ) {
+        throw new NotFoundError(notFound);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The rows of a list read made with `withRows` (one statement), if the caller sees their
+   * anchor; `key` is a column never null in a real row. An absent or hidden anchor is 404
+   * `notFound` (the family's own message when the anchor is the family).
+   */
+  function visibleRows<R>(
+    principal: Principal,
+    result: Alongside<R>[],
+    key: keyof R,
+    notFound: string = FAMILY_NOT_FOUND,
+  ): R[] {
+    checkThrough(principal, result[0], notFound);
+    return result.filter((row) => row[key] !== null).map((row) => withoutFacts(row) as R);
+  }
+
+  /** The family, if the caller may act on it (see `checkFamily`): one statement. */
   async function requireFamily(
     principal: Principal,
     familyId: string,
     access: Access,
     roles: readonly FamilyRole[] = WRITERS,
   ): Promise<FamilyRow> {
-    const family = await findFamily(db, familyId);
-    if (!family) {
-      throw new NotFoundError(FAMILY_NOT_FOUND);
-    }
-    if (family.id === DEMO_FAMILY_ID && demoAccess(principal, access)) {
-      return family;
-    }
-    if (principal.kind === 'key') {
-      if (family.org_id !== principal.orgId || family.environment !== principal.environment) {
-        throw new NotFoundError(FAMILY_NOT_FOUND);
-      }
-      return family;
-    }
-    if (principal.kind === 'mcp' && principal.familyId !== familyId) {
-      throw new NotFoundError(FAMILY_NOT_FOUND);
-    }
-    const membership = await findMembership(db, familyId, principal.userId);
-    if (!membership) {
-      throw new ForbiddenError(NOT_A_MEMBER);
-    }
-    if (access === 'write' && !roles.includes(membership.role)) {
-      throw new ForbiddenError(INSUFFICIENT_ROLE);
-    }
-    return family;
+    const row = await familyReadQuery(db, familyId, tenantOf(principal)).executeTakeFirst();
+    checkFamily(principal, row, access, roles);
+    return withoutFacts(row as FamilyRow & FamilyFacts);
   }
 
   return {
@@ -152,6 +208,9 @@ export function createFamiliesService(deps: {
     },
 
     requireFamily,
+    checkFamily,
+    checkThrough,
+    visibleRows,
 
     getFamily: (principal: Principal, familyId: string) =>
       requireFamily(principal, familyId, 'read'),
@@ -172,8 +231,8 @@ export function createFamiliesService(deps: {
     },
 
     async listMembers(principal: Principal, familyId: string): Promise<FamilyMemberTable[]> {
-      await requireFamily(principal, familyId, 'read');
-      return listMembers(db, familyId);
+      const result = await listMembersRead(db, familyId, tenantOf(principal));
+      return visibleRows(principal, result, 'id');
     },
 
     async addMember(

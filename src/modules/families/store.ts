@@ -1,8 +1,10 @@
 // SQL of families and their members. Which families a caller sees is decided by the service
 // and expressed here as a tenant filter.
 
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Environment } from '../../auth/principal.js';
 import type { Db } from '../../db/connect.js';
+import type { Database } from '../../db/schema.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -94,16 +96,6 @@ export async function deleteFamily(db: Db, familyId: string): Promise<void> {
   await db.deleteFrom('families').where('id', '=', familyId).execute();
 }
 
-export async function listMembers(db: Db, familyId: string): Promise<FamilyMemberTable[]> {
-  return db
-    .selectFrom('family_members')
-    .selectAll()
-    .where('family_id', '=', familyId)
-    .orderBy('joined_at')
-    .orderBy('id')
-    .execute();
-}
-
 export async function insertMember(db: Db, member: FamilyMemberTable): Promise<boolean> {
   const result = await db
     .insertInto('family_members')
@@ -157,4 +149,93 @@ export async function changeMemberKeepingOwner(
       .returningAll()
       .executeTakeFirstOrThrow();
   });
+}
+
+/**
+ * What decides whether a caller sees a family, read in the same statement as what it asks
+ * for (one round trip per read): the family's id, org and environment, and the caller's
+ * role in it (null for a key, or for a user who is not a member). No row: no such family.
+ */
+export interface FamilyFacts {
+  vis_family_id: string;
+  vis_org_id: string | null;
+  vis_environment: Environment;
+  vis_role: FamilyRole | null;
+}
+
+/**
+ * The `FamilyFacts` columns of a query where the family is `f`. The role is a lookup of the
+ * (family_id, user_id) unique index; a key has no role to look up.
+ */
+export function familyFacts(tenant: FamilyTenant) {
+  const role =
+    tenant.kind === 'user'
+      ? sql<FamilyRole | null>`(select m.role from family_members m where m.family_id = f.id and m.user_id = ${tenant.userId})`
+      : sql<FamilyRole | null>`null::text`;
+  return [
+    sql<string>`f.id`.as('vis_family_id'),
+    sql<string | null>`f.org_id`.as('vis_org_id'),
+    sql<Environment>`f.environment`.as('vis_environment'),
+    role.as('vis_role'),
+  ] as const;
+}
+
+/** The family and the caller's facts about it, in one statement. */
+export function familyReadQuery(db: Db, familyId: string, tenant: FamilyTenant) {
+  return db
+    .selectFrom('families as f')
+    .selectAll('f')
+    .select(familyFacts(tenant))
+    .where('f.id', '=', familyId);
+}
+
+/** Only the facts of a family (the anchor of a list read by family id). */
+export function familyAnchor(db: Db, familyId: string, tenant: FamilyTenant) {
+  return db.selectFrom('families as f').select(familyFacts(tenant)).where('f.id', '=', familyId);
+}
+
+/** The row without the `FamilyFacts` columns read alongside it. */
+export function withoutFacts<R extends FamilyFacts>(row: R): Omit<R, keyof FamilyFacts> {
+  const { vis_family_id, vis_org_id, vis_environment, vis_role, ...rest } = row;
+  return rest;
+}
+
+/** A row read alongside its family's facts by a left join: all its columns null if absent. */
+export type Alongside<R> = FamilyFacts & { [K in keyof R]: R[K] | null };
+
+/**
+ * One statement: an anchor (one row of `FamilyFacts`, or none when the anchor does not
+ * exist) left-joined with the rows of a list read. No rows gives one row of facts whose row
+ * columns are null; `order` (columns of `rows`) orders the result, as the subquery's own
+ * order does not survive a join.
+ */
+export function withRows<R>(
+  db: Db,
+  anchor: SelectQueryBuilder<Database, never, FamilyFacts>,
+  rows: SelectQueryBuilder<Database, never, R>,
+  order: ReadonlyArray<readonly [keyof R & string, 'asc' | 'desc']>,
+): SelectQueryBuilder<Database, never, Alongside<R>> {
+  // Two derived tables of caller-chosen shapes: typed by the signature, not by Kysely.
+  // biome-ignore lint/suspicious/noExplicitAny: see above
+  const untyped = db as unknown as Kysely<any>;
+  let query = untyped
+    .selectFrom(anchor.as('a'))
+    .leftJoin(rows.as('r'), (join) => join.onTrue())
+    .selectAll(['a', 'r']);
+  for (const [column, direction] of order) {
+    query = query.orderBy(`r.${column}`, direction);
+  }
+  return query as unknown as SelectQueryBuilder<Database, never, Alongside<R>>;
+}
+
+export async function listMembersRead(db: Db, familyId: string, tenant: FamilyTenant) {
+  return withRows(
+    db,
+    familyAnchor(db, familyId, tenant),
+    db.selectFrom('family_members').selectAll().where('family_id', '=', familyId),
+    [
+      ['joined_at', 'asc'],
+      ['id', 'asc'],
+    ],
+  ).execute();
 }

@@ -4,9 +4,11 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
-import { asNotFound, BadRequestError, NotFoundError } from '../../http/errors.js';
-import type { ChildrenService } from '../children/service.js';
+import { BadRequestError, NotFoundError } from '../../http/errors.js';
+import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
 import type { EventPublisher } from '../events/hub.js';
+import { type FamiliesService, tenantOf } from '../families/service.js';
+import { type FamilyFacts, withoutFacts } from '../families/store.js';
 import { ageOn } from './age-bands.js';
 import { rulesForAge, type Strictness } from './age-rules.js';
 import type { PolicyChanges } from './policy-changes.js';
@@ -17,10 +19,11 @@ import {
   deleteRule,
   findActivePolicy,
   findActivePolicySnapshot,
-  findPolicy,
+  findPolicyRead,
   insertPolicy,
-  listPolicies,
+  listPoliciesRead,
   listRules,
+  listRulesRead,
   type PolicyRow,
   type PolicyStatus,
   type RuleWrite,
@@ -47,22 +50,21 @@ export function createPoliciesService(deps: {
   db: Db;
   clock: Clock;
   children: Pick<ChildrenService, 'requireChild'>;
+  families: Pick<FamiliesService, 'checkThrough' | 'visibleRows'>;
   events: EventPublisher;
   changes: Pick<PolicyChanges, 'child'>;
 }) {
   const { db, clock } = deps;
 
-  /** The policy and its child's family (events are addressed to families). */
+  /**
+   * The policy and its child's family (events are addressed to families), in one statement;
+   * a policy of a family the caller cannot see does not exist for it.
+   */
   async function requirePolicyIn(principal: Principal, policyId: string, access: 'read' | 'write') {
-    const policy = await findPolicy(db, policyId);
-    if (!policy) {
-      throw new NotFoundError(POLICY_NOT_FOUND);
-    }
-    const child = await asNotFound(
-      POLICY_NOT_FOUND,
-      deps.children.requireChild(principal, policy.child_id, access),
-    );
-    return { policy, familyId: child.family_id };
+    const row = await findPolicyRead(db, policyId, tenantOf(principal));
+    deps.families.checkThrough(principal, row, POLICY_NOT_FOUND, { access });
+    const visible = row as PolicyRow & FamilyFacts;
+    return { policy: withoutFacts(visible) as PolicyRow, familyId: visible.vis_family_id };
   }
 
   async function requirePolicy(principal: Principal, policyId: string, access: 'read' | 'write') {
@@ -145,8 +147,8 @@ export function createPoliciesService(deps: {
     },
 
     async listPolicies(principal: Principal, childId: string) {
-      await deps.children.requireChild(principal, childId, 'read');
-      return listPolicies(db, childId);
+      const result = await listPoliciesRead(db, childId, tenantOf(principal));
+      return deps.families.visibleRows(principal, result, 'id', CHILD_NOT_FOUND);
     },
 
     getPolicy: (principal: Principal, policyId: string) =>
@@ -189,8 +191,8 @@ export function createPoliciesService(deps: {
     },
 
     async listRules(principal: Principal, policyId: string) {
-      await requirePolicy(principal, policyId, 'read');
-      return listRules(db, policyId);
+      const result = await listRulesRead(db, policyId, tenantOf(principal));
+      return deps.families.visibleRows(principal, result, 'id', POLICY_NOT_FOUND);
     },
 
     async putRule(principal: Principal, policyId: string, rule: RuleWrite) {

@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { childAnchor } from '../children/store.js';
+import { type FamilyTenant, familyFacts, withRows } from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -47,18 +49,42 @@ export async function insertPolicy(db: Db, policy: PolicyRow): Promise<void> {
   await db.insertInto('policies').values(policy).execute();
 }
 
-export async function findPolicy(db: Db, policyId: string): Promise<PolicyRow | undefined> {
-  return db.selectFrom('policies').selectAll().where('id', '=', policyId).executeTakeFirst();
+/** A policy with the facts of its child's family for `tenant` (no row: no such policy). */
+export async function findPolicyRead(db: Db, policyId: string, tenant: FamilyTenant) {
+  return policyAnchor(db, policyId, tenant).selectAll('p').executeTakeFirst();
 }
 
-export async function listPolicies(db: Db, childId: string): Promise<PolicyRow[]> {
+/** The facts of a policy's family, by the policy (child, then family: primary keys). */
+function policyAnchor(db: Db, policyId: string, tenant: FamilyTenant) {
   return db
-    .selectFrom('policies')
-    .selectAll()
-    .where('child_id', '=', childId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+    .selectFrom('policies as p')
+    .innerJoin('children as c', 'c.id', 'p.child_id')
+    .innerJoin('families as f', 'f.id', 'c.family_id')
+    .select(familyFacts(tenant))
+    .where('p.id', '=', policyId);
+}
+
+/** A child's policies, newest first, with its family's facts: one statement. */
+export async function listPoliciesRead(db: Db, childId: string, tenant: FamilyTenant) {
+  return withRows(
+    db,
+    childAnchor(db, childId, tenant),
+    db.selectFrom('policies').selectAll().where('child_id', '=', childId),
+    [
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
+  ).execute();
+}
+
+/** A policy's rules by category, with its family's facts: one statement. */
+export async function listRulesRead(db: Db, policyId: string, tenant: FamilyTenant) {
+  return withRows(
+    db,
+    policyAnchor(db, policyId, tenant),
+    db.selectFrom('policy_rules').selectAll().where('policy_id', '=', policyId),
+    [['category', 'asc']],
+  ).execute();
 }
 
 /**

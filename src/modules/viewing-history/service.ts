@@ -6,9 +6,10 @@ import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { clampPageLimit } from '../../http/common-schemas.js';
-import type { ChildrenService } from '../children/service.js';
+import { CHILD_NOT_FOUND } from '../children/service.js';
 import { findReviewByTitle, type Review } from '../csm/catalog.js';
-import { insertViewingEntry, listViewingHistory, type ViewingEntryRow } from './store.js';
+import { type FamiliesService, tenantOf } from '../families/service.js';
+import { insertViewingEntry, listViewingHistoryRead, type ViewingEntryRow } from './store.js';
 
 export const DEFAULT_LIMIT = 50;
 
@@ -48,7 +49,7 @@ function ratingOf(entry: Pick<ViewingEntryRow, 'title' | 'series_title'>) {
 export function createViewingHistoryService(deps: {
   db: Db;
   clock: Clock;
-  children: Pick<ChildrenService, 'requireChild'>;
+  families: Pick<FamiliesService, 'visibleRows'>;
 }) {
   const { db, clock } = deps;
   return {
@@ -72,12 +73,12 @@ export function createViewingHistoryService(deps: {
       childId: string,
       page: { limit?: number; offset?: number },
     ) {
-      await deps.children.requireChild(principal, childId, 'read');
-      const rows = await listViewingHistory(db, childId, {
+      const result = await listViewingHistoryRead(db, childId, tenantOf(principal), {
         limit: clampPageLimit(page.limit ?? DEFAULT_LIMIT),
         // Past every row anyway; keeps a huge offset a number PostgreSQL takes.
         offset: Math.min(page.offset ?? 0, Number.MAX_SAFE_INTEGER),
       });
+      const rows = deps.families.visibleRows(principal, result, 'id', CHILD_NOT_FOUND);
       return rows.map((row) => ({ ...row, rating: ratingOf(row) }));
     },
   };

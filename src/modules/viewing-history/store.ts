@@ -1,5 +1,7 @@
 // SQL of viewing history: written from devices' `viewing` reports, read newest first.
 import type { Db } from '../../db/connect.js';
+import { childAnchor } from '../children/store.js';
+import { type FamilyTenant, withRows } from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -25,18 +27,30 @@ export async function insertViewingEntry(db: Db, entry: ViewingEntryRow): Promis
   await db.insertInto('viewing_history').values(entry).execute();
 }
 
-export async function listViewingHistory(
+/**
+ * A page of a child's history, newest first, with its family's facts: one statement (the
+ * page is cut inside the joined subquery, so a page past the end still has its facts).
+ */
+export async function listViewingHistoryRead(
   db: Db,
   childId: string,
+  tenant: FamilyTenant,
   page: { limit: number; offset: number },
-): Promise<ViewingEntryRow[]> {
-  return db
-    .selectFrom('viewing_history')
-    .selectAll()
-    .where('child_id', '=', childId)
-    .orderBy('watched_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+) {
+  return withRows(
+    db,
+    childAnchor(db, childId, tenant),
+    db
+      .selectFrom('viewing_history')
+      .selectAll()
+      .where('child_id', '=', childId)
+      .orderBy('watched_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset),
+    [
+      ['watched_at', 'desc'],
+      ['id', 'desc'],
+    ],
+  ).execute();
 }

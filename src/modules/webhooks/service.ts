@@ -11,12 +11,12 @@ import {
   BadRequestError,
   ConflictError,
   NotFoundError,
-  requireVisible,
   ServiceUnavailableError,
 } from '../../http/errors.js';
 import type { CredentialCipher } from '../connections/credential-cipher.js';
 import { EVENT_TYPES } from '../events/hub.js';
-import type { FamiliesService } from '../families/service.js';
+import { type FamiliesService, tenantOf } from '../families/service.js';
+import { type FamilyFacts, withoutFacts } from '../families/store.js';
 import { AddressRefusedError, assertPublicUrl, type HostResolver } from './address-guard.js';
 import { type DeliveryQueue, messageBody } from './delivery-queue.js';
 import { newSigningSecret, secretBinding } from './signing.js';
@@ -25,8 +25,10 @@ import {
   deleteWebhook,
   findDelivery,
   findWebhook,
+  findWebhookRead,
   insertWebhook,
-  listDeliveries,
+  listDeliveriesRead,
+  listFamilyWebhooksRead,
   listWebhooks,
   updateWebhook,
   type WebhookRow,
@@ -74,7 +76,10 @@ export function createWebhooksService(deps: {
   /** Production: https only, public addresses only. */
   publicOnly: boolean;
   resolve: HostResolver;
-  families: Pick<FamiliesService, 'requireFamily' | 'listFamilies'>;
+  families: Pick<
+    FamiliesService,
+    'requireFamily' | 'listFamilies' | 'checkThrough' | 'visibleRows'
+  >;
   cipher: CredentialCipher | undefined;
   queue: Pick<DeliveryQueue, 'queueMessages' | 'retryMessage'>;
 }) {
@@ -100,11 +105,16 @@ export function createWebhooksService(deps: {
     return url;
   }
 
-  async function requireWebhook(principal: Principal, id: string, access: 'read' | 'write') {
+  /** One statement: the webhook and whether the caller sees its family. */
+  async function requireWebhook(
+    principal: Principal,
+    id: string,
+    access: 'read' | 'write',
+  ): Promise<WebhookRow> {
+    const row = await findWebhookRead(db, id, tenantOf(principal));
     // A webhook of a family the caller cannot see does not exist for it.
-    return requireVisible(WEBHOOK_NOT_FOUND, await findWebhook(db, id), (webhook) =>
-      deps.families.requireFamily(principal, webhook.family_id, access),
-    );
+    deps.families.checkThrough(principal, row, WEBHOOK_NOT_FOUND, { access });
+    return withoutFacts(row as WebhookRow & FamilyFacts);
   }
 
   function requireActive(webhook: WebhookRow): void {
@@ -148,8 +158,8 @@ export function createWebhooksService(deps: {
 
     async listWebhooks(principal: Principal, familyId?: string) {
       if (familyId !== undefined) {
-        await deps.families.requireFamily(principal, familyId, 'read');
-        return listWebhooks(db, [familyId]);
+        const result = await listFamilyWebhooksRead(db, familyId, tenantOf(principal));
+        return deps.families.visibleRows(principal, result, 'id');
       }
       const families = await deps.families.listFamilies(principal);
       return listWebhooks(
@@ -192,10 +202,11 @@ export function createWebhooksService(deps: {
     },
 
     async listDeliveries(principal: Principal, id: string, limit = DELIVERIES_DEFAULT_LIMIT) {
-      await requireWebhook(principal, id, 'read');
       // Like the other capped lists, more than the maximum is clamped, not refused.
-      const rows = await listDeliveries(db, id, clampPageLimit(limit));
-      return rows.map(presentDelivery);
+      const result = await listDeliveriesRead(db, id, tenantOf(principal), clampPageLimit(limit));
+      return deps.families
+        .visibleRows(principal, result, 'id', WEBHOOK_NOT_FOUND)
+        .map(({ seq: _seq, ...row }) => presentDelivery(row));
     },
 
     async retryDelivery(principal: Principal, id: string, deliveryId: string) {

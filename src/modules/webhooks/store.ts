@@ -2,6 +2,7 @@
 // function that hands it to the delivery worker; every listing leaves it out.
 import { type ColumnType, type Selectable, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { type FamilyTenant, familyAnchor, familyFacts, withRows } from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -83,6 +84,61 @@ export async function insertWebhook(db: Db, webhook: NewWebhook): Promise<void> 
 
 export async function findWebhook(db: Db, id: string): Promise<WebhookRow | undefined> {
   return db.selectFrom('webhooks').select(PUBLIC_COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+/** A webhook with its family's facts for `tenant` (no row: no such webhook). */
+export async function findWebhookRead(db: Db, id: string, tenant: FamilyTenant) {
+  return webhookAnchor(db, id, tenant)
+    .select(PUBLIC_COLUMNS.map((column) => `w.${column}` as const))
+    .executeTakeFirst();
+}
+
+function webhookAnchor(db: Db, id: string, tenant: FamilyTenant) {
+  return db
+    .selectFrom('webhooks as w')
+    .innerJoin('families as f', 'f.id', 'w.family_id')
+    .select(familyFacts(tenant))
+    .where('w.id', '=', id);
+}
+
+/** One family's webhooks, newest first, with the family's facts: one statement. */
+export async function listFamilyWebhooksRead(db: Db, familyId: string, tenant: FamilyTenant) {
+  return withRows(
+    db,
+    familyAnchor(db, familyId, tenant),
+    db.selectFrom('webhooks').select(PUBLIC_COLUMNS).where('family_id', '=', familyId),
+    [
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
+  ).execute();
+}
+
+/**
+ * A webhook's latest deliveries, newest first, with its family's facts: one statement
+ * (`seq` rides along to order them; the caller drops it).
+ */
+export async function listDeliveriesRead(
+  db: Db,
+  webhookId: string,
+  tenant: FamilyTenant,
+  limit: number,
+) {
+  return withRows(
+    db,
+    webhookAnchor(db, webhookId, tenant),
+    db
+      .selectFrom('webhook_deliveries')
+      .select([...DELIVERY_COLUMNS, 'seq'])
+      .where('webhook_id', '=', webhookId)
+      .orderBy('created_at', 'desc')
+      .orderBy('seq', 'desc')
+      .limit(limit),
+    [
+      ['created_at', 'desc'],
+      ['seq', 'desc'],
+    ],
+  ).execute();
 }
 
 export async function listWebhooks(db: Db, familyIds: readonly string[]): Promise<WebhookRow[]> {
@@ -190,21 +246,6 @@ export async function findDelivery(db: Db, id: string): Promise<DeliveryRow | un
     .select(DELIVERY_COLUMNS)
     .where('id', '=', id)
     .executeTakeFirst();
-}
-
-export async function listDeliveries(
-  db: Db,
-  webhookId: string,
-  limit: number,
-): Promise<DeliveryRow[]> {
-  return db
-    .selectFrom('webhook_deliveries')
-    .select(DELIVERY_COLUMNS)
-    .where('webhook_id', '=', webhookId)
-    .orderBy('created_at', 'desc')
-    .orderBy('seq', 'desc')
-    .limit(limit)
-    .execute();
 }
 
 /** The highest attempt number of a message so far. */

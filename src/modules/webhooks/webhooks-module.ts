@@ -35,7 +35,10 @@ export function createWebhooks(deps: {
   appEnv: AppEnv;
   jobs: Pick<JobQueue, 'send' | 'wake' | 'handle'>;
   events: Pick<EventHub, 'subscribe'>;
-  families: Pick<FamiliesService, 'requireFamily' | 'listFamilies'>;
+  families: Pick<
+    FamiliesService,
+    'requireFamily' | 'listFamilies' | 'checkThrough' | 'visibleRows'
+  >;
   cipher: CredentialCipher | undefined;
   tuning?: WebhookTuning;
 }) {
