@@ -70,7 +70,11 @@ export function statementRecorder(): StatementRecorder {
       const statements: string[] = [];
       open.set(id, statements);
       try {
-        return { result: await work({ [HEADER]: id }), statements };
+        // Run inside the record's context too: where it does carry into the request (it
+        // does for what runs before the header hook, e.g. a device key read in the
+        // authentication hook), those statements count; the hook enters the same record.
+        const result = await current.run(statements, async () => await work({ [HEADER]: id }));
+        return { result, statements };
       } finally {
         open.delete(id);
       }
