@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import type { LogEvent } from 'kysely';
 import { inject } from 'vitest';
 import {
   connectPostgres,
@@ -57,12 +58,23 @@ export async function createBlankPGlite(): Promise<DatabaseHandle> {
   return wrapPGlite(await PGlite.create({ loadDataDir: blank, parsers: pgliteParsers }));
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+export interface TestDatabaseOptions {
+  /** Sees the text of every statement the app's handle sends (round-trip counts). */
+  onStatement?: (sql: string) => void;
+}
+
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const template = inject('databaseTemplate');
+  const onStatement = options.onStatement;
+  const log = onStatement
+    ? (event: LogEvent) => {
+        onStatement(event.query.sql);
+      }
+    : undefined;
   if (template.backend === 'pglite') {
     pgliteDump ??= new Blob([await readFile(template.dumpPath)]);
     const pglite = await PGlite.create({ loadDataDir: pgliteDump, parsers: pgliteParsers });
-    const handle = wrapPGlite(pglite);
+    const handle = wrapPGlite(pglite, { log });
     return { handle, drop: () => handle.close() };
   }
   // Named after the run (its template), so a run's cleanup drops its own databases only,
@@ -84,7 +96,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     }
   });
   const url = databaseUrlFor(template.adminUrl, name);
-  const handle = connectPostgres(url);
+  const handle = connectPostgres(url, { log });
   return {
     handle,
     url,

@@ -1,6 +1,6 @@
 // One Kysely database over PostgreSQL (DATABASE_URL) or embedded PGlite (DATA_DIR).
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, type KyselyConfig, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import {
   type DatabaseNotifications,
@@ -75,6 +75,8 @@ function handleFor(
 export interface PostgresOptions {
   /** Called for errors of idle pooled connections (the server went away between queries). */
   onIdleError?: (error: Error) => void;
+  /** Kysely's statement log: sees every statement sent, `begin` and `commit` included. */
+  log?: KyselyConfig['log'];
 }
 
 export function connectPostgres(connectionString: string, options: PostgresOptions = {}) {
@@ -96,7 +98,7 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
   // A connection that dies outside a query (mid-handshake, or checked out between two
   // queries) emits 'error' on its client; unheard, that would crash the process.
   pool.on('connect', (client) => client.on('error', onError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
   const notifications = postgresNotifications(connectionString, { onLost: onError });
   return handleFor(db, 'postgres', notifications, async () => {
     if (!pool.ended) {
@@ -106,9 +108,12 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
 }
 
 /** Wraps an already created PGlite (tests hand in clones of a migrated template). */
-export function wrapPGlite(pglite: PGlite): DatabaseHandle {
+export function wrapPGlite(
+  pglite: PGlite,
+  options: Pick<PostgresOptions, 'log'> = {},
+): DatabaseHandle {
   const pool = new PGlitePool(pglite);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
   const notifications = pgliteNotifications(pglite, (run) => pool.exclusively(run));
   return handleFor(db, 'pglite', notifications, () => pool.end());
 }

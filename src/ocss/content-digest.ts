@@ -14,8 +14,19 @@ function isDigestAlgorithm(name: string): name is DigestAlgorithm {
   return Object.hasOwn(DIGEST_BYTES, name);
 }
 
+/**
+ * What nearly every signer sends: one sha-256 or sha-512 member, padded base64, no
+ * parameters. Read without the general parser; its bytes are the ones the parser would give.
+ */
+const SINGLE_DIGEST = /^(sha-256)=:([A-Za-z0-9+/]{43}=):$|^(sha-512)=:([A-Za-z0-9+/]{86}==):$/;
+
 /** The algorithm → digest pairs of a Content-Digest value; `signature_invalid` otherwise. */
 export function parseContentDigest(fieldValue: string): Map<DigestAlgorithm, Buffer> {
+  const single = SINGLE_DIGEST.exec(fieldValue);
+  if (single) {
+    const algorithm = (single[1] ?? single[3]) as DigestAlgorithm;
+    return new Map([[algorithm, Buffer.from((single[2] ?? single[4]) as string, 'base64')]]);
+  }
   let dictionary: ReturnType<typeof parseDictionary>;
   try {
     dictionary = parseDictionary(fieldValue);

@@ -7,17 +7,26 @@ export type HeaderMap = Record<string, string | string[] | undefined>;
 
 const OBSOLETE_LINE_FOLDING = /[ \t]*\r?\n[ \t]+/g;
 
-/** The combined value of field `name`, or undefined when the message has no such field. */
-export function combinedFieldValue(headers: HeaderMap, name: string): string | undefined {
-  const wanted = name.toLowerCase();
-  const lines: string[] = [];
+/** Every field of the message, lowercase name → combined value, read in one pass. */
+export function combinedFields(headers: HeaderMap): Map<string, string> {
+  const fields = new Map<string, string>();
   for (const [fieldName, value] of Object.entries(headers)) {
-    if (fieldName.toLowerCase() !== wanted || value === undefined) {
+    if (value === undefined) {
       continue;
     }
+    const name = fieldName.toLowerCase();
     for (const line of Array.isArray(value) ? value : [value]) {
-      lines.push(line.replace(OBSOLETE_LINE_FOLDING, ' ').trim());
+      // Folding needs a line break: most values skip the regular expression.
+      const unfolded = line.includes('\n') ? line.replace(OBSOLETE_LINE_FOLDING, ' ') : line;
+      const trimmed = unfolded.trim();
+      const before = fields.get(name);
+      fields.set(name, before === undefined ? trimmed : `${before}, ${trimmed}`);
     }
   }
-  return lines.length === 0 ? undefined : lines.join(', ');
+  return fields;
+}
+
+/** The combined value of field `name`, or undefined when the message has no such field. */
+export function combinedFieldValue(headers: HeaderMap, name: string): string | undefined {
+  return combinedFields(headers).get(name.toLowerCase());
 }

@@ -1,7 +1,7 @@
 // The RFC 9421 §2.5 signature base: one `"<component>": <value>` line per covered component,
 // in the signer's order, then `"@signature-params": <params>`, joined by LF with no final LF.
 import { serializeString } from 'structured-headers';
-import { combinedFieldValue, type HeaderMap } from './http-fields.js';
+import { combinedFields, type HeaderMap } from './http-fields.js';
 import { OcssError } from './ocss-error.js';
 
 /** The request as the verifier sees it. `targetUri` is the URL the signer called. */
@@ -16,14 +16,16 @@ export interface SignedRequest {
  * `components` are names already vetted by `parseReceivedSignature` (derived ones from
  * DERIVED_COMPONENTS, lowercase field names otherwise); `signatureParams` is the
  * serialized inner list. A component the request cannot supply is `signature_invalid`.
+ * `fields`: the request's fields as `combinedFields` reads them, when the caller has them.
  */
 export function buildSignatureBase(
   request: Pick<SignedRequest, 'method' | 'targetUri' | 'headers'>,
   components: readonly string[],
   signatureParams: string,
+  fields: ReadonlyMap<string, string> = combinedFields(request.headers),
 ): string {
   const lines = components.map((name) => {
-    const value = componentValue(request, name);
+    const value = componentValue(request, fields, name);
     // A value carrying CR or LF could forge further lines of the base.
     if (/[\r\n]/.test(value)) {
       throw OcssError.signatureInvalid(`covered component ${name} contains a line break`);
@@ -35,11 +37,12 @@ export function buildSignatureBase(
 }
 
 function componentValue(
-  request: Pick<SignedRequest, 'method' | 'targetUri' | 'headers'>,
+  request: Pick<SignedRequest, 'method' | 'targetUri'>,
+  fields: ReadonlyMap<string, string>,
   name: string,
 ): string {
   if (!name.startsWith('@')) {
-    const value = combinedFieldValue(request.headers, name);
+    const value = fields.get(name);
     if (value === undefined) {
       throw OcssError.signatureInvalid(`covered field ${name} is missing from the request`);
     }

@@ -13,7 +13,7 @@
 import type { KeyObject } from 'node:crypto';
 import { checkContentDigest } from './content-digest.js';
 import { verifyBytes } from './ed25519-key.js';
-import { combinedFieldValue } from './http-fields.js';
+import { combinedFields } from './http-fields.js';
 import type { NonceStore } from './nonce-store.js';
 import { OcssError } from './ocss-error.js';
 import { buildSignatureBase, type SignedRequest } from './signature-base.js';
@@ -85,14 +85,13 @@ async function verify(
   const maxAgeSeconds = options.maxAgeSeconds ?? DEFAULT_MAX_AGE_SECONDS;
   const required = options.requiredComponents ?? DEFAULT_REQUIRED_COMPONENTS;
 
-  const received = parseReceivedSignature(
-    combinedFieldValue(request.headers, 'signature-input'),
-    combinedFieldValue(request.headers, 'signature'),
-  );
+  // The fields are read once: the checks and the signature base all look them up here.
+  const fields = combinedFields(request.headers);
+  const received = parseReceivedSignature(fields.get('signature-input'), fields.get('signature'));
   // An unsigned request is a signature failure (401) whatever else it lacks; a signed one
   // must then speak this protocol version before anything else is read.
   if (specVersion !== null) {
-    const sent = combinedFieldValue(request.headers, 'ocss-spec-version');
+    const sent = fields.get('ocss-spec-version');
     if (sent !== specVersion) {
       throw OcssError.malformed(
         sent === undefined
@@ -107,12 +106,12 @@ async function verify(
   requireFreshness(received, options.now, maxAgeSeconds);
 
   const publicKey = await resolvePublicKey(options, keyid);
-  const base = buildSignatureBase(request, received.components, received.signatureParams);
+  const base = buildSignatureBase(request, received.components, received.signatureParams, fields);
   if (!verifyBytes(publicKey, Buffer.from(base, 'utf8'), received.signature)) {
     throw OcssError.signatureInvalid('the signature does not verify');
   }
 
-  const contentDigest = combinedFieldValue(request.headers, 'content-digest');
+  const contentDigest = fields.get('content-digest');
   if (contentDigest !== undefined) {
     // Checked whenever sent, required or not: a digest that is not the body's is never fine.
     checkContentDigest(contentDigest, request.body);

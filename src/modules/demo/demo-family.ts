@@ -19,22 +19,23 @@ const DEMO_CREATED_AT = new Date('2026-01-01T00:00:00.000Z');
 
 /** Idempotent: creates what is missing, leaves what exists. Runs at every start. */
 export async function seedDemoFamily(db: Db, clock: Clock): Promise<void> {
+  const family = {
+    id: DEMO_FAMILY_ID,
+    name: 'Rivera Family (demo)',
+    org_id: null,
+    environment: 'test' as const,
+    created_at: DEMO_CREATED_AT,
+    updated_at: DEMO_CREATED_AT,
+  };
   await db
     .insertInto('families')
-    .values({
-      id: DEMO_FAMILY_ID,
-      name: 'Rivera Family (demo)',
-      org_id: null,
-      environment: 'test',
-      created_at: DEMO_CREATED_AT,
-      updated_at: DEMO_CREATED_AT,
-    })
+    .values(family)
     .onConflict((conflict) => conflict.column('id').doNothing())
     .execute();
   for (const child of DEMO_CHILDREN) {
     const age = Math.max(0, ageOn(child.birth_date, clock.now()));
     await writeQuickSetup(db, {
-      family: { existingId: DEMO_FAMILY_ID },
+      family: { existing: family },
       child,
       policyName: `${child.name}'s Protection Policy`,
       rules: rulesForAge(age).rules,

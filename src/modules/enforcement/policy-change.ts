@@ -43,16 +43,19 @@ export function createPolicyChangeListener(deps: {
 }): EventListener {
   const { db } = deps;
 
-  return async (event) => {
+  /** Queues (or retargets) the child's pending job, when the event changed what is in force. */
+  async function onEvent(event: DomainEvent, hasConnections: () => Promise<boolean>) {
     const childId = event.data.child_id;
     if (!TRIGGERS.has(event.type) || typeof childId !== 'string') {
       return;
     }
-    const inForce = await deps.policies.activePolicyVersionOf(childId);
-    if (!inForce || !changesWhatIsInForce(event, inForce)) {
+    // Connections first: a family without any (every family quick setup just made) needs
+    // nothing more read.
+    if (!(await hasConnections())) {
       return;
     }
-    if ((await deps.connections.enforcementTargetsOf(event.familyId)).length === 0) {
+    const inForce = await deps.policies.activePolicyVersionOf(childId);
+    if (!inForce || !changesWhatIsInForce(event, inForce)) {
       return;
     }
     const queued = await db.transaction().execute(async (trx) => {
@@ -74,6 +77,21 @@ export function createPolicyChangeListener(deps: {
     });
     if (queued) {
       deps.jobs.wake(QUEUES.enforcement);
+    }
+  }
+
+  return async (events) => {
+    // A batch is one family's: its connections are read once, and only if an event asks.
+    let connected: Promise<boolean> | undefined;
+    const hasConnections = () => {
+      const familyId = events[0]?.familyId ?? '';
+      connected ??= deps.connections
+        .enforcementTargetsOf(familyId)
+        .then((targets) => targets.length > 0);
+      return connected;
+    };
+    for (const event of events) {
+      await onEvent(event, hasConnections);
     }
   };
 }

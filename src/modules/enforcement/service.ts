@@ -38,7 +38,7 @@ export function createEnforcementService(deps: {
   db: Db;
   clock: Clock;
   jobs: JobQueue;
-  events: Pick<EventHub, 'publish' | 'subscribe'>;
+  events: Pick<EventHub, 'publish' | 'publishAll' | 'subscribe'>;
   children: Pick<ChildrenService, 'requireChild'>;
   families: Pick<
     FamiliesService,

@@ -34,34 +34,66 @@ export interface DomainEvent {
   occurredAt: Date;
 }
 
-export type EventListener = (event: DomainEvent) => Promise<void>;
+/** An event as its publisher states it (the hub adds the family and the time). */
+export interface EventChange {
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+/** Receives the events of one publish call: one family's, in the order they happened. */
+export type EventListener = (events: readonly DomainEvent[]) => Promise<void>;
 
 export interface EventPublisher {
   publish(type: EventType, familyId: string, data: Record<string, unknown>): Promise<void>;
+  /**
+   * Several events of one family from one change, in order: each listener gets them together,
+   * so what it reads to act on them (a family's webhooks, its connections) it reads once.
+   */
+  publishAll(familyId: string, events: readonly EventChange[]): Promise<void>;
 }
 
 export function createEventHub(deps: { clock: Clock; log: FastifyBaseLogger }) {
   const listeners: Array<{ name: string; listener: EventListener }> = [];
+
+  async function publishAll(familyId: string, changes: readonly EventChange[]) {
+    if (changes.length === 0) {
+      return;
+    }
+    const occurredAt = deps.clock.now();
+    const events: DomainEvent[] = changes.map(({ type, data }) => ({
+      type,
+      familyId,
+      data,
+      occurredAt,
+    }));
+    for (const { name, listener } of listeners) {
+      try {
+        await listener(events);
+      } catch (error) {
+        // The change itself is committed; a subscriber that cannot keep up must not turn it
+        // into an error for the caller. The log line names what was missed.
+        deps.log.error(
+          {
+            err: error,
+            event_type: events.map((event) => event.type).join(','),
+            family_id: familyId,
+            subscriber: name,
+          },
+          'event subscriber failed',
+        );
+      }
+    }
+  }
+
   return {
     subscribe(name: string, listener: EventListener): void {
       listeners.push({ name, listener });
     },
 
-    async publish(type: EventType, familyId: string, data: Record<string, unknown>) {
-      const event: DomainEvent = { type, familyId, data, occurredAt: deps.clock.now() };
-      for (const { name, listener } of listeners) {
-        try {
-          await listener(event);
-        } catch (error) {
-          // The change itself is committed; a subscriber that cannot keep up must not turn it
-          // into an error for the caller. The log line names what was missed.
-          deps.log.error(
-            { err: error, event_type: type, family_id: familyId, subscriber: name },
-            'event subscriber failed',
-          );
-        }
-      }
-    },
+    publish: (type: EventType, familyId: string, data: Record<string, unknown>) =>
+      publishAll(familyId, [{ type, data }]),
+
+    publishAll,
   };
 }
 

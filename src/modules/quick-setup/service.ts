@@ -7,7 +7,7 @@ import type { Db } from '../../db/connect.js';
 import { BadRequestError, ForbiddenError } from '../../http/errors.js';
 import { birthDateTime, parseBirthDate } from '../children/birth-date.js';
 import type { ChildrenService } from '../children/service.js';
-import type { EventPublisher } from '../events/hub.js';
+import type { EventChange, EventPublisher } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
 import { ageOn } from '../policies/age-bands.js';
 import { rulesForAge, type Strictness } from '../policies/age-rules.js';
@@ -33,21 +33,22 @@ export function createQuickSetupService(deps: {
 }) {
   /** After the commit, the events of what this call wrote (a repeated call writes nothing). */
   async function announce(rows: QuickSetupRows) {
-    const familyId = rows.family.id;
     if (rows.wrote.policy !== 'none') {
       // A new active policy may outrank the one in force; a repair raised the version.
       await deps.policyChanges.child(rows.child.id);
     }
+    const events: EventChange[] = [];
     if (rows.wrote.child) {
-      await deps.events.publish('child.created', familyId, deps.children.eventData(rows.child));
+      events.push({ type: 'child.created', data: deps.children.eventData(rows.child) });
     }
     const policy = policyEventData(rows.policy);
     if (rows.wrote.policy === 'created') {
-      await deps.events.publish('policy.created', familyId, policy);
-      await deps.events.publish('policy.activated', familyId, policy);
+      events.push({ type: 'policy.created', data: policy });
+      events.push({ type: 'policy.activated', data: policy });
     } else if (rows.wrote.policy === 'updated') {
-      await deps.events.publish('policy.updated', familyId, policy);
+      events.push({ type: 'policy.updated', data: policy });
     }
+    await deps.events.publishAll(rows.family.id, events);
   }
 
   return {
@@ -58,17 +59,19 @@ export function createQuickSetupService(deps: {
         throw new BadRequestError('child_name is required');
       }
       const birthDate = parseBirthDate(input.birth_date, now);
-      if (input.family_id) {
-        await deps.families.requireFamily(principal, input.family_id, 'write');
-      } else if (principal.kind === 'mcp') {
+      // The visibility check reads the family: the write into it starts from that row.
+      const existing = input.family_id
+        ? await deps.families.requireFamily(principal, input.family_id, 'write')
+        : undefined;
+      if (!existing && principal.kind === 'mcp') {
         throw new ForbiddenError('an MCP token acts for its one family only');
       }
       const familyName = input.family_name?.trim() || `${childName}'s Family`;
       const generated = rulesForAge(Math.max(0, ageOn(birthDate, now)), input.strictness);
 
       const rows = await writeQuickSetup(deps.db, {
-        family: input.family_id
-          ? { existingId: input.family_id }
+        family: existing
+          ? { existing }
           : {
               create: {
                 id: randomUUID(),

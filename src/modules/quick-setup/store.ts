@@ -1,15 +1,19 @@
 // SQL of quick setup: the one operation that writes a family, a child, a policy and its
-// rules together, so it owns a transaction over all of them. Each step finds before it
-// creates: an identical call repairs whatever a crashed earlier call left half-made.
+// rules together. Each of its writes is one statement (data-modifying CTEs: PostgreSQL runs
+// every part exactly once and checks foreign keys at the end of the statement), so a brand-new
+// family costs one round trip and needs no transaction. Into an existing family, each step
+// finds before it creates, under a lock: an identical call repairs whatever a crashed earlier
+// call left half-made.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import type { ChildRow } from '../children/store.js';
 import type { FamilyRow } from '../families/store.js';
 import type { PolicyRow, PolicyRuleRow, RuleWrite } from '../policies/store.js';
 
 export interface QuickSetupWrite {
-  family: { existingId?: string; create?: FamilyRow; ownerUserId?: string };
+  /** A family the caller may write (checked before), or a new one and its owner. */
+  family: { existing: FamilyRow } | { create: FamilyRow; ownerUserId?: string };
   /** `id` fixes the child's id when it has to be created (the seeded demo children). */
   child: { name: string; birth_date: string; id?: string };
   policyName: string;
@@ -62,128 +66,207 @@ function newRules(input: QuickSetupWrite, policyId: string, rules: RuleWrite[]) 
   }));
 }
 
-/** A brand-new family has nothing to find or repair: straight inserts, rules returned. */
-async function writeIntoNewFamily(
-  trx: Db,
+const byCategory = (a: PolicyRuleRow, b: PolicyRuleRow) => (a.category < b.category ? -1 : 1);
+
+/**
+ * One statement: the given inserts as CTEs ahead of the rules' insert, whose rows it returns.
+ * The parents come first in the text, though PostgreSQL checks the references only at the end.
+ */
+async function insertWithRules(
+  db: Db,
+  parents: RawBuilder<unknown>[],
+  rules: ReturnType<typeof newRules>,
+): Promise<PolicyRuleRow[]> {
+  const insertRules = db.insertInto('policy_rules').values(rules).returningAll();
+  if (parents.length === 0) {
+    return insertRules.execute();
+  }
+  const ctes = parents.map((insert, index) => sql`w${sql.raw(String(index))} as (${insert})`);
+  const { rows } = await sql<PolicyRuleRow>`with ${sql.join(ctes)} ${insertRules}`.execute(db);
+  return rows;
+}
+
+/** A brand-new family has nothing to find or repair: one statement writes it all. */
+async function writeNewFamily(
+  db: Db,
   input: QuickSetupWrite,
   family: FamilyRow,
 ): Promise<QuickSetupRows> {
-  const { now } = input;
-  await trx.insertInto('families').values(family).execute();
-  if (input.family.ownerUserId) {
-    await trx
-      .insertInto('family_members')
-      .values({
+  const child = newChild(input, family.id);
+  const policy = newPolicy(input, child.id);
+  const parents = [sql`${db.insertInto('families').values(family)}`];
+  if ('ownerUserId' in input.family && input.family.ownerUserId) {
+    parents.push(
+      sql`${db.insertInto('family_members').values({
         id: randomUUID(),
         family_id: family.id,
         user_id: input.family.ownerUserId,
         role: 'owner',
-        joined_at: now,
-      })
-      .execute();
+        joined_at: input.now,
+      })}`,
+    );
   }
-  const child = newChild(input, family.id);
-  await trx.insertInto('children').values(child).execute();
-  const policy = newPolicy(input, child.id);
-  await trx.insertInto('policies').values(policy).execute();
-  const rules = await trx
-    .insertInto('policy_rules')
-    .values(newRules(input, policy.id, input.rules))
-    .returningAll()
-    .execute();
-  rules.sort((a, b) => (a.category < b.category ? -1 : 1));
+  parents.push(sql`${db.insertInto('children').values(child)}`);
+  parents.push(sql`${db.insertInto('policies').values(policy)}`);
+  const rules = await insertWithRules(db, parents, newRules(input, policy.id, input.rules));
+  rules.sort(byCategory);
   return { family, child, policy, rules, wrote: { child: true, policy: 'created' } };
 }
 
-export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<QuickSetupRows> {
-  const { now } = input;
-  return db.transaction().execute(async (trx) => {
-    const created = input.family.create;
-    if (created) {
-      return writeIntoNewFamily(trx, input, created);
+/**
+ * The child of this name and birth date (the first made), its policy of this name (the first
+ * made) and that policy's rules, in one statement: a row per rule, or one row without a rule.
+ */
+async function findSetup(trx: Db, familyId: string, input: QuickSetupWrite) {
+  const rows = await trx
+    .selectFrom((db) =>
+      db
+        .selectFrom('children')
+        .selectAll()
+        .where('family_id', '=', familyId)
+        .where('name', '=', input.child.name)
+        .where('birth_date', '=', input.child.birth_date)
+        .orderBy('created_at')
+        .limit(1)
+        .as('c'),
+    )
+    .leftJoinLateral(
+      (db) =>
+        db
+          .selectFrom('policies')
+          .selectAll()
+          .whereRef('child_id', '=', 'c.id')
+          .where('name', '=', input.policyName)
+          .orderBy('created_at')
+          .limit(1)
+          .as('p'),
+      (join) => join.onTrue(),
+    )
+    .leftJoin('policy_rules as r', 'r.policy_id', 'p.id')
+    .select([
+      'c.id as c_id',
+      'c.family_id as c_family_id',
+      'c.name as c_name',
+      'c.birth_date as c_birth_date',
+      'c.avatar_url as c_avatar_url',
+      'c.created_at as c_created_at',
+      'c.updated_at as c_updated_at',
+      'p.id as p_id',
+      'p.child_id as p_child_id',
+      'p.name as p_name',
+      'p.status as p_status',
+      'p.priority as p_priority',
+      'p.version as p_version',
+      'p.created_at as p_created_at',
+      'p.updated_at as p_updated_at',
+      'r.id as r_id',
+      'r.policy_id as r_policy_id',
+      'r.category as r_category',
+      'r.enabled as r_enabled',
+      'r.config as r_config',
+      'r.created_at as r_created_at',
+      'r.updated_at as r_updated_at',
+    ])
+    .execute();
+  const [first] = rows;
+  if (!first) {
+    return { child: undefined, policy: undefined, rules: [] };
+  }
+  const child: ChildRow = {
+    id: first.c_id,
+    family_id: first.c_family_id,
+    name: first.c_name,
+    birth_date: first.c_birth_date,
+    avatar_url: first.c_avatar_url,
+    created_at: first.c_created_at,
+    updated_at: first.c_updated_at,
+  };
+  if (first.p_id === null) {
+    return { child, policy: undefined, rules: [] };
+  }
+  const policy = {
+    id: first.p_id,
+    child_id: first.p_child_id,
+    name: first.p_name,
+    status: first.p_status,
+    priority: first.p_priority,
+    version: first.p_version,
+    created_at: first.p_created_at,
+    updated_at: first.p_updated_at,
+  } as PolicyRow;
+  const rules: PolicyRuleRow[] = [];
+  for (const row of rows) {
+    if (row.r_id !== null) {
+      rules.push({
+        id: row.r_id,
+        policy_id: row.r_policy_id,
+        category: row.r_category,
+        enabled: row.r_enabled,
+        config: row.r_config,
+        created_at: row.r_created_at,
+        updated_at: row.r_updated_at,
+      } as PolicyRuleRow);
     }
-    const family = await trx
-      .selectFrom('families')
-      .selectAll()
-      .where('id', '=', input.family.existingId ?? '')
-      .executeTakeFirstOrThrow();
-    // Identical calls queue here, so they find each other's child instead of making two.
+  }
+  return { child, policy, rules };
+}
+
+/** Into a family that exists: find under a lock, then write what is missing in one statement. */
+async function writeIntoFamily(
+  db: Db,
+  input: QuickSetupWrite,
+  family: FamilyRow,
+): Promise<QuickSetupRows> {
+  return db.transaction().execute(async (trx) => {
+    // Identical calls queue here, so they find each other's child instead of making two. The
+    // lock is its own statement: a read in the same statement would use a snapshot taken
+    // before the lock was granted, and miss what the call it waited for committed.
     const dedupe = `${family.id}\n${input.child.name}\n${input.child.birth_date}`;
     await sql`select pg_advisory_xact_lock(hashtext(${dedupe}))`.execute(trx);
+    const found = await findSetup(trx, family.id, input);
 
-    let child = await trx
-      .selectFrom('children')
-      .selectAll()
-      .where('family_id', '=', family.id)
-      .where('name', '=', input.child.name)
-      .where('birth_date', '=', input.child.birth_date)
-      .orderBy('created_at')
-      .executeTakeFirst();
-    const childIsNew = !child;
-    if (!child) {
-      child = newChild(input, family.id);
-      await trx.insertInto('children').values(child).execute();
+    const parents: RawBuilder<unknown>[] = [];
+    const child = found.child ?? newChild(input, family.id);
+    if (!found.child) {
+      parents.push(sql`${trx.insertInto('children').values(child)}`);
     }
-
-    let policy = await trx
-      .selectFrom('policies')
-      .selectAll()
-      .where('child_id', '=', child.id)
-      .where('name', '=', input.policyName)
-      .orderBy('created_at')
-      .executeTakeFirst();
-    const policyIsNew = !policy;
-    if (!policy) {
-      policy = newPolicy(input, child.id);
-      await trx.insertInto('policies').values(policy).execute();
+    let policy = found.policy ?? newPolicy(input, child.id);
+    if (!found.policy) {
+      parents.push(sql`${trx.insertInto('policies').values(policy)}`);
     }
-    const policyId = policy.id;
-
-    const present = new Set(
-      (
-        await trx
-          .selectFrom('policy_rules')
-          .select('category')
-          .where('policy_id', '=', policyId)
-          .execute()
-      ).map((row) => row.category),
-    );
-    const missing = input.rules.filter((rule) => !present.has(rule.category));
-    if (missing.length > 0) {
-      await trx
-        .insertInto('policy_rules')
-        .values(newRules(input, policyId, missing))
-        .execute();
-    }
+    const wanted = new Set(input.rules.map((rule) => rule.category));
+    const present = found.rules.filter((rule) => wanted.has(rule.category));
+    const presentCategories = new Set(present.map((rule) => rule.category));
+    const missing = input.rules.filter((rule) => !presentCategories.has(rule.category));
+    const inserted =
+      missing.length > 0
+        ? await insertWithRules(trx, parents, newRules(input, policy.id, missing))
+        : [];
     // A repair is one change of the policy. A policy its family paused stays paused: that was
     // a decision, not a half-made setup.
-    if (!policyIsNew && missing.length > 0) {
+    if (found.policy && missing.length > 0) {
       policy = await trx
         .updateTable('policies')
-        .set({ version: sql`version + 1`, updated_at: now })
-        .where('id', '=', policyId)
+        .set({ version: sql`version + 1`, updated_at: input.now })
+        .where('id', '=', policy.id)
         .returningAll()
         .executeTakeFirstOrThrow();
     }
-    const rules = await trx
-      .selectFrom('policy_rules')
-      .selectAll()
-      .where('policy_id', '=', policyId)
-      .where(
-        'category',
-        'in',
-        input.rules.map((rule) => rule.category),
-      )
-      .orderBy('category')
-      .execute();
     const wrote = {
-      child: childIsNew,
-      policy: policyIsNew
+      child: !found.child,
+      policy: !found.policy
         ? ('created' as const)
         : missing.length > 0
           ? ('updated' as const)
           : ('none' as const),
     };
+    const rules = [...present, ...inserted].sort(byCategory);
     return { family, child, policy, rules, wrote };
   });
+}
+
+export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<QuickSetupRows> {
+  return 'create' in input.family
+    ? writeNewFamily(db, input, input.family.create)
+    : writeIntoFamily(db, input, input.family.existing);
 }

@@ -10,12 +10,22 @@ export function webhookFanOut(deps: {
   db: Db;
   queue: Pick<DeliveryQueue, 'queueMessages'>;
 }): EventListener {
-  return async (event) => {
-    const webhooks = await listSubscribers(deps.db, event.familyId, event.type);
-    if (webhooks.length === 0) {
+  return async (events) => {
+    const [first] = events;
+    if (!first) {
       return;
     }
-    const body = messageBody(event.type, event.occurredAt, event.familyId, event.data);
-    await deps.queue.queueMessages(webhooks, event.type, body);
+    // One read for the batch (one family's events), then each event to its subscribers.
+    const types = [...new Set(events.map((event) => event.type))];
+    const webhooks = await listSubscribers(deps.db, first.familyId, types);
+    for (const event of events) {
+      const subscribed = webhooks.filter(
+        (webhook) => webhook.events.includes(event.type) || webhook.events.includes('*'),
+      );
+      if (subscribed.length > 0) {
+        const body = messageBody(event.type, event.occurredAt, event.familyId, event.data);
+        await deps.queue.queueMessages(subscribed, event.type, body);
+      }
+    }
   };
 }

@@ -155,10 +155,11 @@ export async function listWebhooks(db: Db, familyIds: readonly string[]): Promis
 }
 
 /** The active webhooks of a family that take an event of this type. */
+/** Active webhooks of the family subscribed to any of the event types (or to every event). */
 export async function listSubscribers(
   db: Db,
   familyId: string,
-  eventType: string,
+  eventTypes: readonly string[],
 ): Promise<WebhookRow[]> {
   return db
     .selectFrom('webhooks')
@@ -167,7 +168,9 @@ export async function listSubscribers(
     .where('active', '=', true)
     .where((eb) =>
       eb.or([
-        eb('events', '@>', sql<string[]>`${JSON.stringify([eventType])}::jsonb`),
+        ...eventTypes.map((eventType) =>
+          eb('events', '@>', sql<string[]>`${JSON.stringify([eventType])}::jsonb`),
+        ),
         eb('events', '@>', sql<string[]>`'["*"]'::jsonb`),
       ]),
     )
