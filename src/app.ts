@@ -22,6 +22,7 @@ import {
 } from './http/request-log.js';
 import { installStorableParams } from './http/storable-text.js';
 import { installValidators } from './http/validator.js';
+import { devicePollFastPath } from './modules/devices/poll-fast-path.js';
 import { trustListNotModified } from './modules/federation/trust-list-fast-path.js';
 import { healthFastPath } from './modules/health/fast-path.js';
 import { healthRoutes } from './modules/health/routes.js';
@@ -123,6 +124,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ? createRedisStore(config.redisUrl, app.log)
     : createMemoryStore();
   app.addHook('onClose', () => rateLimits.close());
+  const devicePolls = devicePollFastPath({
+    devices: services.devices,
+    agent: services.deviceAgent,
+    buckets: rateLimits,
+    clock,
+    draining: () => app.draining,
+    log: app.log,
+  });
+  fastPaths.add(devicePolls.path);
+  app.addHook('onClose', () => devicePolls.close());
   installRateLimit(app, { store: rateLimits, clock, orgLimit: services.orgs.rateLimitOf });
   enforceAuthentication(app);
   installUsageMetering(app, createUsageRecorder({ db, log: app.log }), clock);

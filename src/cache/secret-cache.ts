@@ -15,6 +15,8 @@ export const TTL_MS = 60_000;
 export interface SecretCache<T> {
   /** The record of a presented secret, from memory or loaded by its hash. */
   lookup(secret: string): Promise<T | undefined>;
+  /** The record of a presented secret if it is in memory now (never loads). */
+  peek(secret: string): T | undefined;
   /** Drops a record here and on every other instance. */
   invalidate(secretHash: string): Promise<void>;
 }
@@ -47,6 +49,7 @@ export function createSecretCache<T extends object>(options: {
       }
       return loaded;
     },
+    peek: (secret) => byHash.get(hashSecret(secret)),
     invalidate: (secretHash) => options.bus.publish(options.channel, secretHash),
   };
 }

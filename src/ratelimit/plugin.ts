@@ -21,11 +21,16 @@ export interface RateLimitDeps {
 
 type BucketKind = 'org' | 'user' | 'device' | 'ip';
 
+/** A device agent's own bucket (the poll's fast path counts in the same one). */
+export function deviceBucket(deviceId: string): string {
+  return `device:${deviceId}`;
+}
+
 /** Where a request counts; the org's limit is looked up separately (it may need a read). */
 function bucketOf(request: FastifyRequest): { key: string; kind: BucketKind } {
   if (request.device) {
     // One device agent cannot use up its family's or anyone else's allowance.
-    return { key: `device:${request.device.id}`, kind: 'device' };
+    return { key: deviceBucket(request.device.id), kind: 'device' };
   }
   const principal = request.principal;
   switch (principal?.kind) {
@@ -44,10 +49,17 @@ function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as Promise<T>)?.then === 'function';
 }
 
+/** The rate-limit headers of a decision, as every metered response carries them. */
+export function rateLimitHeaders(decision: WindowDecision) {
+  return {
+    'x-ratelimit-limit': decision.limit,
+    'x-ratelimit-remaining': decision.remaining,
+    'x-ratelimit-reset': decision.resetAt,
+  };
+}
+
 function setHeaders(reply: FastifyReply, decision: WindowDecision): void {
-  reply.header('x-ratelimit-limit', decision.limit);
-  reply.header('x-ratelimit-remaining', decision.remaining);
-  reply.header('x-ratelimit-reset', decision.resetAt);
+  reply.headers(rateLimitHeaders(decision));
 }
 
 /** The path of a request URL (no query) without splitting it on every request. */

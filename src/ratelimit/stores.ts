@@ -13,6 +13,8 @@ export interface RateLimitStore {
    * in-process store answers synchronously: a request it meters waits for no promise.
    */
   hit(bucket: string, limit: number, now: number): WindowDecision | Promise<WindowDecision>;
+  /** Whether hit() always answers synchronously (the in-process store). */
+  readonly synchronous: boolean;
   close(): Promise<void>;
 }
 
@@ -25,6 +27,7 @@ const MAX_BUCKETS = 100_000;
 export function createMemoryStore(): RateLimitStore {
   const buckets = new LRUCache<string, TimestampLog>({ max: MAX_BUCKETS, ttl: WINDOW_MS });
   return {
+    synchronous: true,
     hit(bucket, limit, now) {
       let log = buckets.get(bucket);
       if (!log) {
@@ -97,6 +100,7 @@ export function createRedisStore(redisUrl: string, log: FastifyBaseLogger): Rate
   });
 
   return {
+    synchronous: false,
     async hit(bucket, limit, now) {
       if (degraded || redis.status !== 'ready') {
         return fallback.hit(bucket, limit, now);

@@ -101,6 +101,9 @@ export function createDeviceAgentService(deps: {
   }
 
   return {
+    /** What currentPolicyVersion would answer, if it can without the database; else undefined. */
+    knownPolicyVersion: (device: DeviceIdentity) => inForce.knownVersion(device.childId),
+
     /** Which policy and version are in force: all a conditional read needs (from memory). */
     async currentPolicyVersion(device: DeviceIdentity) {
       return (await inForce.version(device.childId, device.familyId)) ?? noPolicy(device);

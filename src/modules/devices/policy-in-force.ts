@@ -94,6 +94,11 @@ export function createPolicyInForceCache(options: {
   });
 
   return {
+    /** The policy in force for the child if it is in memory now (never reads). */
+    knownVersion(childId: string): PolicyVersion | undefined {
+      return versions.get(childId);
+    },
+
     /** The policy in force for the child: from memory, or read once and remembered. */
     async version(childId: string, familyId: string): Promise<PolicyVersion | undefined> {
       const known = versions.get(childId);

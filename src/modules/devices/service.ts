@@ -92,6 +92,17 @@ export function createDevicesService(deps: {
     );
   }
 
+  /** An active device's identity, its use stamped; nothing for a revoked or unknown one. */
+  function activeIdentity(
+    device: Awaited<ReturnType<typeof findDeviceByKeyHash>>,
+  ): DeviceIdentity | undefined {
+    if (device?.status !== 'active') {
+      return undefined;
+    }
+    seen.add(device.id, clock.now());
+    return { id: device.id, childId: device.child_id, familyId: device.family_id };
+  }
+
   return {
     async registerDevice(principal: Principal, childId: string, input: DeviceInput) {
       const child = await deps.children.requireChild(principal, childId, 'write');
@@ -147,12 +158,17 @@ export function createDevicesService(deps: {
       if (!isWellFormed(secret, SECRET_PREFIXES.deviceKey)) {
         return undefined;
       }
-      const device = await keys.lookup(secret);
-      if (device?.status !== 'active') {
-        return undefined;
-      }
-      seen.add(device.id, clock.now());
-      return { id: device.id, childId: device.child_id, familyId: device.family_id };
+      return activeIdentity(await keys.lookup(secret));
+    },
+
+    /**
+     * The same answer for a key verified recently (in memory), else undefined: "not known
+     * here", which the caller settles with verifyDeviceKey (the poll's fast path).
+     */
+    knownDeviceKey(secret: string): DeviceIdentity | undefined {
+      return isWellFormed(secret, SECRET_PREFIXES.deviceKey)
+        ? activeIdentity(keys.peek(secret))
+        : undefined;
     },
 
     /** Writes the buffered last-seen stamps now (the timer and close do it too). */

@@ -1,0 +1,102 @@
+// The device poll's "unchanged" answered ahead of Fastify (see http/fast-path.ts): the one
+// request a fleet of agents sends every minute. When the device's key and its child's policy
+// in force are both in memory and the poll names the current version (If-None-Match or
+// since_version), the 304 is written here with what the route would write: the same tag and
+// cache headers, the device's own rate-limit bucket counted and its headers, the request id,
+// nosniff and CORS, the device's last-seen stamp. Anything else (a key or version not in
+// memory, a changed policy, a malformed query, draining, a full bucket) goes to the route
+// untouched, and is counted there, once. Only with the in-process bucket store: a Redis
+// bucket answers asynchronously, after which the request could no longer be handed over
+// uncounted, so with REDIS_URL the route answers (still without the database).
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../clock.js';
+import { ifNoneMatchHits } from '../../http/conditional-get.js';
+import { type FastPath, fastPathHeaders } from '../../http/fast-path.js';
+import { DEFAULT_LIMIT, deviceBucket, rateLimitHeaders } from '../../ratelimit/plugin.js';
+import type { WindowDecision } from '../../ratelimit/sliding-window.js';
+import type { RateLimitStore } from '../../ratelimit/stores.js';
+import type { DeviceAgentService } from './agent-service.js';
+import type { DevicesService } from './service.js';
+
+const POLICY_PATH = '/api/v1/device/policy';
+const SINCE_VERSION = /^since_version=(\d{1,15})$/;
+const REPORT_EVERY_MS = 60_000;
+
+/** The version a poll names in its query: undefined without one, null when not understood. */
+function sinceVersionOf(url: string): number | undefined | null {
+  if (url === POLICY_PATH) {
+    return undefined;
+  }
+  if (!url.startsWith(`${POLICY_PATH}?`)) {
+    return null;
+  }
+  const match = SINCE_VERSION.exec(url.slice(POLICY_PATH.length + 1));
+  return match ? Number(match[1]) : null;
+}
+
+export function devicePollFastPath(options: {
+  devices: Pick<DevicesService, 'knownDeviceKey'>;
+  agent: Pick<DeviceAgentService, 'knownPolicyVersion'>;
+  buckets: RateLimitStore;
+  clock: Clock;
+  draining(): boolean;
+  log: FastifyBaseLogger;
+}): { path: FastPath; close(): void } {
+  let answered = 0;
+  const report = () => {
+    if (answered > 0) {
+      options.log.info({ route: POLICY_PATH, status: 304, count: answered }, 'device polls');
+      answered = 0;
+    }
+  };
+  const timer = setInterval(report, REPORT_EVERY_MS).unref();
+  return {
+    path(request, response) {
+      if (!options.buckets.synchronous || request.method !== 'GET') {
+        return false;
+      }
+      const sinceVersion = sinceVersionOf(request.url ?? '');
+      const key = request.headers['x-device-key'];
+      if (sinceVersion === null || typeof key !== 'string' || options.draining()) {
+        return false;
+      }
+      const device = options.devices.knownDeviceKey(key.trim());
+      const current = device && options.agent.knownPolicyVersion(device);
+      if (!device || !current) {
+        return false;
+      }
+      const etag = `"${current.id}.${current.version}"`;
+      if (
+        sinceVersion !== current.version &&
+        !ifNoneMatchHits(request.headers['if-none-match'], etag)
+      ) {
+        return false;
+      }
+      // Counted only when allowed (a refused hit adds nothing): a full bucket is handed to
+      // the route, which counts it, refused again, and answers 429 in the envelope.
+      const decision = options.buckets.hit(
+        deviceBucket(device.id),
+        DEFAULT_LIMIT,
+        options.clock.now().getTime(),
+      ) as WindowDecision;
+      if (!decision.allowed) {
+        return false;
+      }
+      response.writeHead(
+        304,
+        fastPathHeaders(request, {
+          ...rateLimitHeaders(decision),
+          'cache-control': 'private, no-cache',
+          etag,
+        }),
+      );
+      response.end();
+      answered++;
+      return true;
+    },
+    close() {
+      clearInterval(timer);
+      report();
+    },
+  };
+}
