@@ -11,7 +11,7 @@ import type { EventPublisher } from '../events/hub.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import type { PoliciesService } from '../policies/service.js';
 import type { ViewingHistoryService } from '../viewing-history/service.js';
-import { createPolicyInForceCache } from './policy-in-force.js';
+import { type CompiledBody, createPolicyInForceCache } from './policy-in-force.js';
 import { acknowledgeVersion, findDevice, insertReport, writeEnforcementSummary } from './store.js';
 
 export const REPORT_TYPES = [
@@ -100,6 +100,13 @@ export function createDeviceAgentService(deps: {
     throw new NotFoundError('policy not found');
   }
 
+  /** A compiled body as sent: stamped with the time of this answer. */
+  const stamped = (body: CompiledBody) => ({
+    policyId: body.id,
+    version: body.version,
+    json: body.head + clock.now().toISOString() + body.tail,
+  });
+
   return {
     /** What currentPolicyVersion would answer, if it can without the database; else undefined. */
     knownPolicyVersion: (device: DeviceIdentity) => inForce.knownVersion(device.childId),
@@ -115,11 +122,13 @@ export function createDeviceAgentService(deps: {
      */
     async compiledPolicy(device: DeviceIdentity, current: { id: string; version: number }) {
       const body = (await inForce.compiled(device.childId, current)) ?? (await noPolicy(device));
-      return {
-        policyId: body.id,
-        version: body.version,
-        json: body.head + clock.now().toISOString() + body.tail,
-      };
+      return stamped(body);
+    },
+
+    /** What compiledPolicy would answer for `current`, if it can from memory; else undefined. */
+    knownCompiledPolicy(current: { id: string; version: number }) {
+      const body = inForce.knownCompiled(current);
+      return body && stamped(body);
     },
 
     /** Every report is kept; two types also change what the family sees. */

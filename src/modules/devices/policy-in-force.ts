@@ -99,6 +99,12 @@ export function createPolicyInForceCache(options: {
       return versions.get(childId);
     },
 
+    /** The compiled body of exactly that version if it is in memory now (never reads). */
+    knownCompiled(current: PolicyVersion): CompiledBody | undefined {
+      const known = compiled.get(current.id);
+      return known?.version === current.version ? known : undefined;
+    },
+
     /** The policy in force for the child: from memory, or read once and remembered. */
     async version(childId: string, familyId: string): Promise<PolicyVersion | undefined> {
       const known = versions.get(childId);

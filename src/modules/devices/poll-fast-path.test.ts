@@ -1,6 +1,7 @@
-// The device poll's "unchanged" answered ahead of the router (issue 22): over a real socket,
-// a current poll gets the route's 304 (same headers, counted in the same bucket, stamped the
-// same), and whatever the fast path does not fully know still reaches the route.
+// The device poll answered ahead of the router (issue 22): over a real socket, a current poll
+// gets the route's 304 and an unconditional one the route's compiled body (same headers,
+// counted in the same bucket), and whatever the fast path does not fully know still reaches
+// the route.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildListeningTestApp, type TestApp } from '../../../test/app.js';
 import { type ChildSetup, quickSetup, registerDevice, sandbox } from '../../../test/devices.js';
@@ -40,7 +41,8 @@ describe('device poll answered ahead of the router', () => {
     const first = await poll(key);
     expect(first.status).toBe(200);
     const etag = first.headers.get('etag') as string;
-    const { version } = (await first.json()) as { version: number };
+    const firstBody = await first.text();
+    const { version } = JSON.parse(firstBody) as { version: number };
     // app.inject never passes the server's fast paths: this is the route's own 304.
     const routed = await t.app.inject({
       url: POLICY,
@@ -63,11 +65,23 @@ describe('device poll answered ahead of the router', () => {
     const remaining = Number(routed.headers['x-ratelimit-remaining']);
     expect(Number(byTag.headers.get('x-ratelimit-remaining'))).toBe(remaining - 1);
     expect(Number(byVersion.headers.get('x-ratelimit-remaining'))).toBe(remaining - 2);
+    // The compiled body of that version is in memory too: an unconditional poll gets it,
+    // stamped with the time of the answer (the test clock stands still: the same bytes).
+    const again = await poll(key);
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe(firstBody);
+    for (const name of [...SAME, 'content-type']) {
+      expect(again.headers.get(name), name).toBe(first.headers.get(name));
+    }
+    expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(remaining - 3);
     // Not routed (no line each); counted in a line a minute, written at the latest on close.
     expect(routeLines()).toBe(2);
     await t.app.close();
     expect(t.logs).toContainEqual(
       expect.objectContaining({ msg: 'device polls', route: POLICY, status: 304, count: 2 }),
+    );
+    expect(t.logs).toContainEqual(
+      expect.objectContaining({ msg: 'device polls', route: POLICY, status: 200, count: 1 }),
     );
   });
 

@@ -1,11 +1,11 @@
-// The device poll's "unchanged" answered ahead of Fastify (see http/fast-path.ts): the one
-// request a fleet of agents sends every minute. When the device's key and its child's policy
-// in force are both in memory and the poll names the current version (If-None-Match or
-// since_version), the 304 is written here with what the route would write: the same tag and
-// cache headers, the device's own rate-limit bucket counted and its headers, the request id,
-// nosniff and CORS, the device's last-seen stamp. Anything else (a key or version not in
-// memory, a changed policy, a malformed query, draining, a full bucket) goes to the route
-// untouched, and is counted there, once. Only with the in-process bucket store: a Redis
+// The device poll answered ahead of Fastify (see http/fast-path.ts): the one request a fleet
+// of agents sends every minute. When the device's key and its child's policy in force are in
+// memory, a poll that names the current version (If-None-Match or since_version) gets its 304
+// here, and one that does not gets the compiled body if that version's is in memory too;
+// both with what the route would write: the same tag and cache headers, the device's own
+// rate-limit bucket counted and its headers, the request id, nosniff and CORS, the device's
+// last-seen stamp. Anything else (a key, version or body not in memory, a malformed query,
+// draining, a full bucket) goes to the route untouched, and is counted there, once. Only with the in-process bucket store: a Redis
 // bucket answers asynchronously, after which the request could no longer be handed over
 // uncounted, so with REDIS_URL the route answers (still without the database).
 import type { FastifyBaseLogger } from 'fastify';
@@ -36,18 +36,25 @@ function sinceVersionOf(url: string): number | undefined | null {
 
 export function devicePollFastPath(options: {
   devices: Pick<DevicesService, 'knownDeviceKey'>;
-  agent: Pick<DeviceAgentService, 'knownPolicyVersion'>;
+  agent: Pick<DeviceAgentService, 'knownPolicyVersion' | 'knownCompiledPolicy'>;
   buckets: RateLimitStore;
   clock: Clock;
   draining(): boolean;
   log: FastifyBaseLogger;
 }): { path: FastPath; close(): void } {
-  let answered = 0;
+  let unchangedAnswers = 0;
+  let compiledAnswers = 0;
   const report = () => {
-    if (answered > 0) {
-      options.log.info({ route: POLICY_PATH, status: 304, count: answered }, 'device polls');
-      answered = 0;
+    for (const [status, count] of [
+      [304, unchangedAnswers],
+      [200, compiledAnswers],
+    ] as const) {
+      if (count > 0) {
+        options.log.info({ route: POLICY_PATH, status, count }, 'device polls');
+      }
     }
+    unchangedAnswers = 0;
+    compiledAnswers = 0;
   };
   const timer = setInterval(report, REPORT_EVERY_MS).unref();
   return {
@@ -66,10 +73,10 @@ export function devicePollFastPath(options: {
         return false;
       }
       const etag = `"${current.id}.${current.version}"`;
-      if (
-        sinceVersion !== current.version &&
-        !ifNoneMatchHits(request.headers['if-none-match'], etag)
-      ) {
+      const unchanged =
+        sinceVersion === current.version || ifNoneMatchHits(request.headers['if-none-match'], etag);
+      const policy = unchanged ? undefined : options.agent.knownCompiledPolicy(current);
+      if (!unchanged && !policy) {
         return false;
       }
       // Counted only when allowed (a refused hit adds nothing): a full bucket is handed to
@@ -82,16 +89,23 @@ export function devicePollFastPath(options: {
       if (!decision.allowed) {
         return false;
       }
-      response.writeHead(
-        304,
-        fastPathHeaders(request, {
-          ...rateLimitHeaders(decision),
-          'cache-control': 'private, no-cache',
-          etag,
-        }),
-      );
-      response.end();
-      answered++;
+      const headers = { ...rateLimitHeaders(decision), 'cache-control': 'private, no-cache', etag };
+      if (policy) {
+        response.writeHead(
+          200,
+          fastPathHeaders(request, {
+            ...headers,
+            'content-type': 'application/json; charset=utf-8',
+            'content-length': Buffer.byteLength(policy.json),
+          }),
+        );
+        response.end(policy.json);
+        compiledAnswers++;
+      } else {
+        response.writeHead(304, fastPathHeaders(request, headers));
+        response.end();
+        unchangedAnswers++;
+      }
       return true;
     },
     close() {

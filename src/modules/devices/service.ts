@@ -79,7 +79,10 @@ export function createDevicesService(deps: {
   const seen = createWriteBehind<Date>({
     what: 'device last-seen',
     everyMs: SEEN_FLUSH_EVERY_MS,
-    flushAt: 1_000,
+    // At most 20 000 ids a batch: two parameters each, within PostgreSQL's 65 535. A fleet
+    // polling faster than that per flush interval flushes early; below it, one update
+    // every interval, however many polls each device made.
+    flushAt: 20_000,
     maxEntries: 100_000,
     merge: laterDate,
     write: (batch) => writeLastSeen(db, batch),
