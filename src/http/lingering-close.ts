@@ -85,6 +85,12 @@ function linger(request: IncomingMessage, socket: Socket, bounds: LingerBounds):
 /** Lets every early answer of `server` linger within `bounds`. */
 export function lingerOnEarlyAnswers(server: Server, bounds: LingerBounds = LINGER_BOUNDS): void {
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no body (most
+    // reads): nothing can arrive after the answer, so no listener per request for them.
+    const headers = request.headers;
+    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) {
+      return;
+    }
     response.once('finish', () => {
       const socket = request.socket;
       // Only an answer that left before its body was in, on a socket still open.
