@@ -1,7 +1,13 @@
 // SQL of children. Reads carry the facts of the child's family (see families/store.ts), so
 // a caller's visibility is decided from the read's own result.
 import type { Db } from '../../db/connect.js';
-import { type FamilyTenant, familyAnchor, familyFacts, withRows } from '../families/store.js';
+import {
+  type FamilyTenant,
+  familyAnchor,
+  familyFacts,
+  NEWEST_FIRST,
+  withRows,
+} from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -35,10 +41,7 @@ export function childrenReadQuery(db: Db, familyId: string, tenant: FamilyTenant
     db,
     familyAnchor(db, familyId, tenant),
     db.selectFrom('children').selectAll().where('family_id', '=', familyId),
-    [
-      ['created_at', 'desc'],
-      ['id', 'desc'],
-    ],
+    NEWEST_FIRST,
   );
 }
 

@@ -2,7 +2,7 @@
 // hands them to whoever must use them; every listing leaves them out.
 import { type ColumnType, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
-import { type FamilyTenant, familyAnchor, withRows } from '../families/store.js';
+import { type FamilyTenant, familyAnchor, NEWEST_FIRST, withRows } from '../families/store.js';
 import type { ChildProfile } from '../oauth/service.js';
 
 declare module '../../db/schema.js' {
@@ -92,10 +92,7 @@ export async function listConnectionsRead(db: Db, familyId: string, tenant: Fami
     db,
     familyAnchor(db, familyId, tenant),
     selectPublic(db).where('family_id', '=', familyId),
-    [
-      ['created_at', 'desc'],
-      ['id', 'desc'],
-    ],
+    NEWEST_FIRST,
   ).execute();
 }
 

@@ -3,7 +3,7 @@
 import { type ColumnType, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { childAnchor } from '../children/store.js';
-import { type FamilyTenant, withRows } from '../families/store.js';
+import { type FamilyTenant, NEWEST_FIRST, withRows } from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -113,10 +113,7 @@ export async function listDevicesRead(db: Db, childId: string, tenant: FamilyTen
     db,
     childAnchor(db, childId, tenant),
     db.selectFrom('devices').select(PUBLIC_COLUMNS).where('child_id', '=', childId),
-    [
-      ['created_at', 'desc'],
-      ['id', 'desc'],
-    ],
+    NEWEST_FIRST,
   ).execute();
 }
 

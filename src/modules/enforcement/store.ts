@@ -2,7 +2,7 @@
 import { type ColumnType, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { childAnchor } from '../children/store.js';
-import { type FamilyTenant, familyFacts, withRows } from '../families/store.js';
+import { type FamilyTenant, familyFacts, NEWEST_FIRST, withRows } from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -120,10 +120,7 @@ export async function listJobsOfChildRead(
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(limit),
-    [
-      ['created_at', 'desc'],
-      ['id', 'desc'],
-    ],
+    NEWEST_FIRST,
   ).execute();
 }
 

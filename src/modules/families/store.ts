@@ -209,6 +209,12 @@ export type Alongside<R> = FamilyFacts & { [K in keyof R]: R[K] | null };
  * columns are null; `order` (columns of `rows`) orders the result, as the subquery's own
  * order does not survive a join.
  */
+/** The order of every list: newest first, the id breaking ties. */
+export const NEWEST_FIRST = [
+  ['created_at', 'desc'],
+  ['id', 'desc'],
+] as const;
+
 export function withRows<R>(
   db: Db,
   anchor: SelectQueryBuilder<Database, never, FamilyFacts>,

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { childAnchor } from '../children/store.js';
-import { type FamilyTenant, familyFacts, withRows } from '../families/store.js';
+import { type FamilyTenant, familyFacts, NEWEST_FIRST, withRows } from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -70,10 +70,7 @@ export async function listPoliciesRead(db: Db, childId: string, tenant: FamilyTe
     db,
     childAnchor(db, childId, tenant),
     db.selectFrom('policies').selectAll().where('child_id', '=', childId),
-    [
-      ['created_at', 'desc'],
-      ['id', 'desc'],
-    ],
+    NEWEST_FIRST,
   ).execute();
 }
 

@@ -2,7 +2,13 @@
 // function that hands it to the delivery worker; every listing leaves it out.
 import { type ColumnType, type Selectable, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
-import { type FamilyTenant, familyAnchor, familyFacts, withRows } from '../families/store.js';
+import {
+  type FamilyTenant,
+  familyAnchor,
+  familyFacts,
+  NEWEST_FIRST,
+  withRows,
+} from '../families/store.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -107,10 +113,7 @@ export async function listFamilyWebhooksRead(db: Db, familyId: string, tenant: F
     db,
     familyAnchor(db, familyId, tenant),
     db.selectFrom('webhooks').select(PUBLIC_COLUMNS).where('family_id', '=', familyId),
-    [
-      ['created_at', 'desc'],
-      ['id', 'desc'],
-    ],
+    NEWEST_FIRST,
   ).execute();
 }
 
