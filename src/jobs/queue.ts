@@ -55,10 +55,27 @@ const OTHER_LOOPS_SLOWER = 10;
 /** Due-time timers are grouped to this granularity (a burst of retries: few timers). */
 const DUE_GRANULARITY_MS = 100;
 
+/** How often a stopping queue checks that pg-boss's last calls have settled. */
+const SETTLE_CHECK_MS = 20;
+const STOP_TIMEOUT_MS = 10_000;
+
 export function createJobQueue(options: JobQueueOptions) {
   const { log } = options;
+  // pg-boss's own statements and the handlers it runs, under way now. Its graceful stop waits
+  // only for workers holding a job: one whose fetch is still in flight may get a job after
+  // stop() resolves and run it, then complete it on a database being closed. stop() waits
+  // for this count to reach zero as well; a fetch hands its job to the handler within the
+  // same chain of promises, so the count never reads zero in between.
+  let inFlight = 0;
+  const tracked = <T>(work: Promise<T>): Promise<T> => {
+    inFlight++;
+    return work.finally(() => {
+      inFlight--;
+    });
+  };
+  const database = bossDatabase(options.db);
   const boss = new PgBoss({
-    db: bossDatabase(options.db),
+    db: { executeSql: (text, values) => tracked(database.executeSql(text, values)) },
     schema: JOBS_SCHEMA,
     // The migration step installs the schema; starting only checks its version.
     migrate: false,
@@ -163,7 +180,7 @@ export function createJobQueue(options: JobQueueOptions) {
               // again when there is not), so a burst is drained by all loops at once.
               boss.notifyWorker(ids[(i + 1) % ids.length] as string);
               try {
-                await runOne(queue, job);
+                await tracked(runOne(queue, job));
               } finally {
                 // pg-boss's worker waits a polling interval between fetches unless woken; one
                 // job per fetch would drain a backlog (a burst of edits, a restart) at one
@@ -213,7 +230,11 @@ export function createJobQueue(options: JobQueueOptions) {
         clearTimeout(timer);
       }
       dueTimers.clear();
-      await boss.stop({ graceful: true, close: false, wait: true, timeout: 10_000 });
+      const deadline = Date.now() + STOP_TIMEOUT_MS;
+      await boss.stop({ graceful: true, close: false, wait: true, timeout: STOP_TIMEOUT_MS });
+      while (inFlight > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, SETTLE_CHECK_MS));
+      }
     },
   };
 }
