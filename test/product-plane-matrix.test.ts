@@ -5,12 +5,14 @@
 // another org's key gets 404; another user's session, another user's MCP token and another
 // sandbox session get 403/404; none of them changes a single row. A new product route joins
 // by adding a row here.
+
 import type { InjectOptions } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SCOPES } from '../src/auth/scopes.js';
 import { RULE_REGISTRY } from '../src/modules/rules/registry.js';
 import { buildTestApp, type TestApp } from './app.js';
+import { deviceAgent } from './devices.js';
 import {
   bearer,
   createOrg,
@@ -747,15 +749,10 @@ describe('CONTRACT §7, row by row, in both forms', () => {
       { device_name: 'Phone' },
       201,
     );
-    const report = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/device/report',
-      headers: { 'x-device-key': device.device_key },
-      payload: {
-        report_type: 'viewing',
-        reported_at: '2026-01-15T11:00:00Z',
-        payload: { platform: 'netflix', title: 'Matrix Movie', watched_at: '2026-01-15T10:00:00Z' },
-      },
+    const report = await deviceAgent(t).report(device.device_key, {
+      report_type: 'viewing',
+      reported_at: '2026-01-15T11:00:00Z',
+      payload: { platform: 'netflix', title: 'Matrix Movie', watched_at: '2026-01-15T10:00:00Z' },
     });
     expect(report.statusCode, report.body).toBe(202);
     const job = await created('POST', `/children/${body.child.id}/enforce`, {}, 202);

@@ -1,9 +1,11 @@
 // Issue 22: an authorized read by id is one statement. Whether the caller sees the family
 // (a key: its org and environment; a user: membership) is read with the rows, never by a
 // query of its own first, and a refusal (403/404) is decided from that same statement.
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from './app.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { deviceAgent } from './devices.js';
 import { bearer, createOrg, longSession, mintKey, newSession, type Session } from './identity.js';
 import { type StatementRecorder, statementRecorder } from './statements.js';
 
@@ -66,15 +68,10 @@ describe('authorized reads: one statement each', () => {
     );
     await post(`/webhooks/${webhook.id}/test`, {}, 202);
     const device = await post(`/children/${childId}/devices`, { device_name: 'Phone' }, 201);
-    const report = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/device/report',
-      headers: { 'x-device-key': device.device_key },
-      payload: {
-        report_type: 'viewing',
-        reported_at: '2026-01-15T11:00:00Z',
-        payload: { platform: 'netflix', title: 'A Movie', watched_at: '2026-01-15T10:00:00Z' },
-      },
+    const report = await deviceAgent(t).report(device.device_key, {
+      report_type: 'viewing',
+      reported_at: '2026-01-15T11:00:00Z',
+      payload: { platform: 'netflix', title: 'A Movie', watched_at: '2026-01-15T10:00:00Z' },
     });
     expect(report.statusCode, report.body).toBe(202);
     const job = await post(`/children/${childId}/enforce`, {}, 202);
