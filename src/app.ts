@@ -99,13 +99,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     deps.database.backend === 'postgres',
     deps.tuning,
   );
-  const trustListFastPath = trustListNotModified(services.trustList, app.log);
-  fastPaths.add(trustListFastPath.path);
+  fastPaths.add(trustListNotModified(services.trustList, app.log));
   // Workers start once every route (and so every job handler) is registered, and stop
   // before anything they use is closed.
   app.addHook('onReady', () => services.jobs.start());
   app.addHook('onClose', async () => {
-    trustListFastPath.close();
+    fastPaths.close();
     await closeServices(services);
   });
 
@@ -124,16 +123,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ? createRedisStore(config.redisUrl, app.log)
     : createMemoryStore();
   app.addHook('onClose', () => rateLimits.close());
-  const devicePolls = devicePollFastPath({
-    devices: services.devices,
-    agent: services.deviceAgent,
-    buckets: rateLimits,
-    clock,
-    draining: () => app.draining,
-    log: app.log,
-  });
-  fastPaths.add(devicePolls.path);
-  app.addHook('onClose', () => devicePolls.close());
+  fastPaths.add(
+    devicePollFastPath({
+      devices: services.devices,
+      agent: services.deviceAgent,
+      buckets: rateLimits,
+      clock,
+      draining: () => app.draining,
+      log: app.log,
+    }),
+  );
   installRateLimit(app, { store: rateLimits, clock, orgLimit: services.orgs.rateLimitOf });
   enforceAuthentication(app);
   installUsageMetering(app, createUsageRecorder({ db, log: app.log }), clock);
@@ -141,14 +140,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const health = createHealthService({ ping: deps.database.ping, clock });
   await app.register(healthRoutes(health, config.appEnv));
-  const healthProbes = healthFastPath({
-    health,
-    environment: config.appEnv,
-    draining: () => app.draining,
-    log: app.log,
-  });
-  fastPaths.add(healthProbes.path);
-  app.addHook('onClose', () => healthProbes.close());
+  fastPaths.add(
+    healthFastPath({
+      health,
+      environment: config.appEnv,
+      draining: () => app.draining,
+      log: app.log,
+    }),
+  );
   await registerRoutes(app, services, config);
 
   for (const plugin of deps.plugins ?? []) {

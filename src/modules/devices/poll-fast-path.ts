@@ -11,7 +11,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
 import { ifNoneMatchHits } from '../../http/conditional-get.js';
-import { type FastPath, fastPathHeaders } from '../../http/fast-path.js';
+import { createAnswerTally, type FastPathHandler, fastPathHeaders } from '../../http/fast-path.js';
 import { DEFAULT_LIMIT, deviceBucket, rateLimitHeaders } from '../../ratelimit/plugin.js';
 import type { WindowDecision } from '../../ratelimit/sliding-window.js';
 import type { RateLimitStore } from '../../ratelimit/stores.js';
@@ -20,7 +20,6 @@ import type { DevicesService } from './service.js';
 
 const POLICY_PATH = '/api/v1/device/policy';
 const SINCE_VERSION = /^since_version=(\d{1,15})$/;
-const REPORT_EVERY_MS = 60_000;
 
 /** The version a poll names in its query: undefined without one, null when not understood. */
 function sinceVersionOf(url: string): number | undefined | null {
@@ -41,22 +40,8 @@ export function devicePollFastPath(options: {
   clock: Clock;
   draining(): boolean;
   log: FastifyBaseLogger;
-}): { path: FastPath; close(): void } {
-  let unchangedAnswers = 0;
-  let compiledAnswers = 0;
-  const report = () => {
-    for (const [status, count] of [
-      [304, unchangedAnswers],
-      [200, compiledAnswers],
-    ] as const) {
-      if (count > 0) {
-        options.log.info({ route: POLICY_PATH, status, count }, 'device polls');
-      }
-    }
-    unchangedAnswers = 0;
-    compiledAnswers = 0;
-  };
-  const timer = setInterval(report, REPORT_EVERY_MS).unref();
+}): FastPathHandler {
+  const tally = createAnswerTally(options.log, POLICY_PATH, 'device polls');
   return {
     path(request, response) {
       if (!options.buckets.synchronous || request.method !== 'GET') {
@@ -100,17 +85,14 @@ export function devicePollFastPath(options: {
           }),
         );
         response.end(policy.json);
-        compiledAnswers++;
+        tally.count(200);
       } else {
         response.writeHead(304, fastPathHeaders(request, headers));
         response.end();
-        unchangedAnswers++;
+        tally.count(304);
       }
       return true;
     },
-    close() {
-      clearInterval(timer);
-      report();
-    },
+    close: tally.close,
   };
 }

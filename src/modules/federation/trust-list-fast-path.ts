@@ -4,25 +4,17 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import { ifNoneMatchHits } from '../../http/conditional-get.js';
-import { type FastPath, fastPathHeaders } from '../../http/fast-path.js';
+import { createAnswerTally, type FastPathHandler, fastPathHeaders } from '../../http/fast-path.js';
 import type { TrustListService } from './trust-list-service.js';
 
 export const TRUST_LIST_PATH = '/.well-known/ocss/trust-list';
 export const TRUST_LIST_CACHE_CONTROL = 'public, max-age=300';
-const REPORT_EVERY_MS = 60_000;
 
 export function trustListNotModified(
   trustList: Pick<TrustListService, 'current'>,
   log: FastifyBaseLogger,
-): { path: FastPath; close(): void } {
-  let answered = 0;
-  const report = () => {
-    if (answered > 0) {
-      log.info({ route: TRUST_LIST_PATH, status: 304, count: answered }, 'conditional reads');
-      answered = 0;
-    }
-  };
-  const timer = setInterval(report, REPORT_EVERY_MS).unref();
+): FastPathHandler {
+  const tally = createAnswerTally(log, TRUST_LIST_PATH, 'conditional reads');
   return {
     path(request, response) {
       if (
@@ -40,12 +32,9 @@ export function trustListNotModified(
         fastPathHeaders(request, { etag, 'cache-control': TRUST_LIST_CACHE_CONTROL }),
       );
       response.end();
-      answered++;
+      tally.count(304);
       return true;
     },
-    close() {
-      clearInterval(timer);
-      report();
-    },
+    close: tally.close,
   };
 }

@@ -5,18 +5,17 @@
 // goes through the route, which pings and so refreshes what this path reads. Probes answered
 // here are counted in a line a minute instead of a line each.
 import type { FastifyBaseLogger } from 'fastify';
-import { type FastPath, fastPathHeaders } from '../../http/fast-path.js';
+import { createAnswerTally, type FastPathHandler, fastPathHeaders } from '../../http/fast-path.js';
 import type { HealthService } from './service.js';
 
 const HEALTH_PATH = '/health';
-const REPORT_EVERY_MS = 60_000;
 
 export function healthFastPath(options: {
   health: Pick<HealthService, 'freshStatus'>;
   environment: string;
   draining(): boolean;
   log: FastifyBaseLogger;
-}): { path: FastPath; close(): void } {
+}): FastPathHandler {
   // The route's 200 body, in its schema's field order, serialised once.
   const body = JSON.stringify({
     status: 'ok',
@@ -24,14 +23,7 @@ export function healthFastPath(options: {
     database: 'ok',
   });
   const length = Buffer.byteLength(body);
-  let answered = 0;
-  const report = () => {
-    if (answered > 0) {
-      options.log.info({ route: HEALTH_PATH, status: 200, count: answered }, 'health probes');
-      answered = 0;
-    }
-  };
-  const timer = setInterval(report, REPORT_EVERY_MS).unref();
+  const tally = createAnswerTally(options.log, HEALTH_PATH, 'health probes');
   return {
     path(request, response) {
       if (
@@ -50,12 +42,9 @@ export function healthFastPath(options: {
         }),
       );
       response.end(body);
-      answered++;
+      tally.count(200);
       return true;
     },
-    close() {
-      clearInterval(timer);
-      report();
-    },
+    close: tally.close,
   };
 }
