@@ -3,7 +3,13 @@
 // asserts that list is empty. Without chromium the tests skip with a warning, except under
 // CI=true, where a missing browser is a failure (CI installs it).
 import { existsSync } from 'node:fs';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import {
+  type Browser,
+  type BrowserContext,
+  chromium,
+  type Page,
+  type Request,
+} from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -47,6 +53,12 @@ export interface WatchedPage {
   page: Page;
   /** Console errors, page errors and requests to another origin, in order. */
   problems: string[];
+  /**
+   * Resolves once every request the page has started has finished or failed. Unlike
+   * `waitForLoadState('networkidle')` it asks for no quiet period (which a loaded CI machine
+   * can fail to give), and a timeout names the requests still open.
+   */
+  requestsSettled(timeoutMs?: number): Promise<void>;
 }
 
 /** A fresh context and page whose every problem is recorded (see WatchedPage). */
@@ -70,12 +82,27 @@ export async function watchedPage(
       problems.push(`${response.status()} for ${response.request().method()} ${response.url()}`);
     }
   });
+  const inFlight = new Set<Request>();
+  page.on('requestfinished', (request) => inFlight.delete(request));
+  page.on('requestfailed', (request) => inFlight.delete(request));
   page.on('request', (request) => {
+    inFlight.add(request);
     const url = request.url();
     // data: and blob: URLs are the page's own; anything else must come from the origin.
     if (!/^(data|blob):/.test(url) && new URL(url).origin !== origin) {
       problems.push(`request to another origin: ${request.method()} ${url}`);
     }
   });
-  return { context, page, problems };
+  const requestsSettled = async (timeoutMs = BROWSER_TIMEOUT_MS / 2): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    while (inFlight.size > 0) {
+      if (Date.now() > deadline) {
+        const open = [...inFlight].map((request) => `${request.method()} ${request.url()}`);
+        throw new Error(`requests still open after ${timeoutMs} ms: ${open.join(', ')}`);
+      }
+      // Let the page's event loop turn (its request events arrive through it).
+      await page.waitForTimeout(50);
+    }
+  };
+  return { context, page, problems, requestsSettled };
 }

@@ -34,7 +34,7 @@ describe.runIf(enabled)('/docs in chromium', () => {
         throw new Error('the browser did not start');
       }
       const origin = new URL(t.baseUrl).origin;
-      const { context, page, problems } = await watchedPage(browser, origin);
+      const { context, page, problems, requestsSettled } = await watchedPage(browser, origin);
       try {
         const response = await page.goto(`${t.baseUrl}/docs`);
         expect(response?.status()).toBe(200);
@@ -43,7 +43,7 @@ describe.runIf(enabled)('/docs in chromium', () => {
           .getByText('Whether this instance can serve requests')
           .first()
           .waitFor({ timeout: BROWSER_TIMEOUT_MS / 2 });
-        await page.waitForLoadState('networkidle');
+        await requestsSettled();
         const text = (await page.textContent('body')) ?? '';
         for (const hosted of ['Ask AI', 'Generate SDKs', 'Open API Client']) {
           expect(text, `the page offers "${hosted}"`).not.toContain(hosted);
