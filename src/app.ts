@@ -6,6 +6,7 @@ import { enforceAuthentication, installAuthentication } from './auth/authenticat
 import { type Clock, systemClock } from './clock.js';
 import type { Config, TrustProxy } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
+import { createAccessLog } from './http/access-log.js';
 import { installCors } from './http/cors.js';
 import { installDraining } from './http/draining.js';
 import { installErrorHandler, sendFailure } from './http/error-handler.js';
@@ -57,8 +58,9 @@ function fastifyTrustProxy(
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
-  const fastPaths = createFastPaths();
   const logStream = deps.logStream ?? logDestination();
+  const access = createAccessLog(config.logLevel, logStream);
+  const fastPaths = createFastPaths(access);
   const app = Fastify({
     serverFactory: fastPaths.serverFactory,
     logger: loggerOptions(config.logLevel, logStream),
@@ -86,7 +88,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installJsonBodyParser(app);
   installStorableParams(app);
   installErrorHandler(app);
-  installRequestLog(app, { level: config.logLevel, stream: logStream });
+  installRequestLog(app, access);
   installDraining(app);
   installCors(app);
   await registerOpenApi(app, config);
@@ -99,12 +101,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     deps.database.backend === 'postgres',
     deps.tuning,
   );
-  fastPaths.add(trustListNotModified(services.trustList, app.log));
+  fastPaths.add(trustListNotModified(services.trustList));
   // Workers start once every route (and so every job handler) is registered, and stop
   // before anything they use is closed.
   app.addHook('onReady', () => services.jobs.start());
   app.addHook('onClose', async () => {
-    fastPaths.close();
     await closeServices(services);
   });
 
@@ -130,7 +131,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       buckets: rateLimits,
       clock,
       draining: () => app.draining,
-      log: app.log,
     }),
   );
   installRateLimit(app, { store: rateLimits, clock, orgLimit: services.orgs.rateLimitOf });
@@ -145,7 +145,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       health,
       environment: config.appEnv,
       draining: () => app.draining,
-      log: app.log,
     }),
   );
   await registerRoutes(app, services, config);

@@ -4,69 +4,69 @@
 // `npm run bench`). A fast path answers only what it fully understands and hands everything
 // else to Fastify untouched; it still sets the headers every response carries.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
+import type { FastifyServerFactory } from 'fastify';
+import type { AccessLog } from './access-log.js';
 import { CORS_EXPOSED_HEADERS } from './cors.js';
 import { lingerOnEarlyAnswers } from './lingering-close.js';
 import { requestIdFor } from './request-log.js';
 
 /**
- * The headers every response carries (the request id, nosniff and the CORS pair that the
- * Fastify hooks set on the other path), plus the fast path's own.
+ * Writes a fast path's answer with the headers every response carries (the request id,
+ * nosniff and the CORS pair that the Fastify hooks set on the other path) added to its own,
+ * and returns the request id (see FastPath).
  */
-export function fastPathHeaders(
+export function answerFast(
   request: IncomingMessage,
+  response: ServerResponse,
+  status: number,
   own: Record<string, string | number>,
-): Record<string, string | number> {
-  return {
+  body?: string,
+): string {
+  const requestId = requestIdFor(request);
+  response.writeHead(status, {
     ...own,
-    'x-request-id': requestIdFor(request),
+    'x-request-id': requestId,
     'x-content-type-options': 'nosniff',
     'access-control-allow-origin': '*',
     'access-control-expose-headers': CORS_EXPOSED_HEADERS,
-  };
+  });
+  response.end(body);
+  return requestId;
 }
-
-const TALLY_EVERY_MS = 60_000;
 
 /**
- * What a fast path answered, by status, written as a line a minute (and at close) instead of
- * the access line per request it skips: that line would cost more than the answer.
+ * Answers the request and returns the request id it answered with (its access line names
+ * it), or returns false without touching the request.
  */
-export function createAnswerTally(log: FastifyBaseLogger, route: string, message: string) {
-  const counts = new Map<number, number>();
-  const report = () => {
-    for (const [status, count] of counts) {
-      log.info({ route, status, count }, message);
-    }
-    counts.clear();
-  };
-  const timer = setInterval(report, TALLY_EVERY_MS).unref();
-  return {
-    count(status: number): void {
-      counts.set(status, (counts.get(status) ?? 0) + 1);
-    },
-    close(): void {
-      clearInterval(timer);
-      report();
-    },
-  };
-}
+export type FastPath = (request: IncomingMessage, response: ServerResponse) => string | false;
 
-/** Answers the request and returns true, or returns false without touching it. */
-export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
-
-/** A fast path and what to do when the server closes (write its last tally). */
+/** A fast path and the route it answers for (its access lines name it). */
 export interface FastPathHandler {
+  route: string;
   path: FastPath;
-  close(): void;
 }
 
-export function createFastPaths() {
+/**
+ * The server every request enters: each fast path is offered the request in turn, and one
+ * that answers gets the same access line a routed request gets (the registry writes it, so
+ * no path can forget); the rest go to Fastify.
+ */
+export function createFastPaths(access: AccessLog) {
   const handlers: FastPathHandler[] = [];
   const serverFactory: FastifyServerFactory = (handler) => {
     const server = createServer((request, response) => {
-      for (const { path } of handlers) {
-        if (path(request, response)) {
+      const arrived = performance.now();
+      for (const { route, path } of handlers) {
+        const requestId = path(request, response);
+        if (requestId !== false) {
+          access.write({
+            reqId: requestId,
+            method: request.method as string,
+            route,
+            url: request.url as string,
+            status: response.statusCode,
+            ms: performance.now() - arrived,
+          });
           return;
         }
       }
@@ -79,11 +79,6 @@ export function createFastPaths() {
     serverFactory,
     add(handler: FastPathHandler): void {
       handlers.push(handler);
-    },
-    close(): void {
-      for (const handler of handlers) {
-        handler.close();
-      }
     },
   };
 }

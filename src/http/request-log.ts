@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import type { LogLevel } from '../config.js';
+import { type AccessLog, pathOf } from './access-log.js';
 
 const CALLER_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -64,56 +65,33 @@ export function loggerOptions(
       req: (request: { method: string; url: string; id: string }) => ({
         id: request.id,
         method: request.method,
-        path: request.url.split('?')[0],
+        path: pathOf(request.url),
       }),
     },
     stream,
   } as FastifyServerOptions['logger'];
 }
 
-/** The URL without its query (which may carry anything a caller put there). */
-function pathOf(url: string): string {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-}
-
-/**
- * The access line's own logger, on the same stream as the app's. Its fields are chosen here
- * (method, route, path without the query, status, time), none can hold a secret, so it skips
- * the redaction pass the app logger makes over every object: that pass was the largest part
- * of the line's cost (`node --cpu-prof` on the catalog read).
- */
-function accessLogger(level: LogLevel, stream: NodeJS.WritableStream) {
-  return pino({ level }, stream);
-}
-
 // Hooks here are callback-style: they run on every request, and skip the promise an async
 // hook costs.
-export function installRequestLog(
-  app: FastifyInstance,
-  log: { level: LogLevel; stream: NodeJS.WritableStream },
-): void {
-  const access = accessLogger(log.level, log.stream);
+export function installRequestLog(app: FastifyInstance, access: AccessLog): void {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     done();
   });
-  if (!access.isLevelEnabled('info')) {
+  if (!access.enabled) {
     return;
   }
   app.addHook('onResponse', (request, reply, done) => {
-    access.info(
-      {
-        reqId: request.id,
-        method: request.method,
-        route: request.routeOptions.url ?? null,
-        path: pathOf(request.url),
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
+    access.write({
+      reqId: request.id,
+      method: request.method,
+      route: request.routeOptions.url ?? null,
+      url: request.url,
+      status: reply.statusCode,
+      ms: reply.elapsedTime,
+    });
     done();
   });
 }

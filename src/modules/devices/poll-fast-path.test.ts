@@ -74,15 +74,22 @@ describe('device poll answered ahead of the router', () => {
       expect(again.headers.get(name), name).toBe(first.headers.get(name));
     }
     expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(remaining - 3);
-    // Not routed (no line each); counted in a line a minute, written at the latest on close.
-    expect(routeLines()).toBe(2);
-    await t.app.close();
-    expect(t.logs).toContainEqual(
-      expect.objectContaining({ msg: 'device polls', route: POLICY, status: 304, count: 2 }),
-    );
-    expect(t.logs).toContainEqual(
-      expect.objectContaining({ msg: 'device polls', route: POLICY, status: 200, count: 1 }),
-    );
+    // Not routed, and still one access line each, the same fields as the route's.
+    expect(routeLines()).toBe(5);
+    const routedLine = t.logs.find((line) => line.path === POLICY && line.status === 304);
+    const fastLine = t.logs.find((line) => line.reqId === 'poll-1');
+    expect(fastLine).toMatchObject({
+      msg: 'request completed',
+      level: 30,
+      method: 'GET',
+      route: POLICY,
+      path: POLICY,
+      status: 304,
+    });
+    expect(Object.keys(fastLine ?? {}).sort()).toEqual(Object.keys(routedLine ?? {}).sort());
+    expect(typeof fastLine?.ms).toBe('number');
+    // The query is never written.
+    expect(t.rawLogs.some((raw) => raw.includes('since_version'))).toBe(false);
   });
 
   it('leaves a changed policy, a revoked key, a bad query and a full bucket to the route', async () => {

@@ -8,10 +8,9 @@
 // draining, a full bucket) goes to the route untouched, and is counted there, once. Only with the in-process bucket store: a Redis
 // bucket answers asynchronously, after which the request could no longer be handed over
 // uncounted, so with REDIS_URL the route answers (still without the database).
-import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
 import { ifNoneMatchHits } from '../../http/conditional-get.js';
-import { createAnswerTally, type FastPathHandler, fastPathHeaders } from '../../http/fast-path.js';
+import { answerFast, type FastPathHandler } from '../../http/fast-path.js';
 import { DEFAULT_LIMIT, deviceBucket, rateLimitHeaders } from '../../ratelimit/plugin.js';
 import type { WindowDecision } from '../../ratelimit/sliding-window.js';
 import type { RateLimitStore } from '../../ratelimit/stores.js';
@@ -39,10 +38,9 @@ export function devicePollFastPath(options: {
   buckets: RateLimitStore;
   clock: Clock;
   draining(): boolean;
-  log: FastifyBaseLogger;
 }): FastPathHandler {
-  const tally = createAnswerTally(options.log, POLICY_PATH, 'device polls');
   return {
+    route: POLICY_PATH,
     path(request, response) {
       if (!options.buckets.synchronous || request.method !== 'GET') {
         return false;
@@ -75,24 +73,20 @@ export function devicePollFastPath(options: {
         return false;
       }
       const headers = { ...rateLimitHeaders(decision), 'cache-control': 'private, no-cache', etag };
-      if (policy) {
-        response.writeHead(
-          200,
-          fastPathHeaders(request, {
-            ...headers,
-            'content-type': 'application/json; charset=utf-8',
-            'content-length': Buffer.byteLength(policy.json),
-          }),
-        );
-        response.end(policy.json);
-        tally.count(200);
-      } else {
-        response.writeHead(304, fastPathHeaders(request, headers));
-        response.end();
-        tally.count(304);
+      if (!policy) {
+        return answerFast(request, response, 304, headers);
       }
-      return true;
+      return answerFast(
+        request,
+        response,
+        200,
+        {
+          ...headers,
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': Buffer.byteLength(policy.json),
+        },
+        policy.json,
+      );
     },
-    close: tally.close,
   };
 }

@@ -2,10 +2,8 @@
 // ping is fresh (under a second old) and said `ok`, and the instance is not draining: load
 // balancers probe it constantly, and routing, hooks and a log line per probe would cost many
 // times the answer. Anything else (a stale or failed ping, draining, HEAD, a query string)
-// goes through the route, which pings and so refreshes what this path reads. Probes answered
-// here are counted in a line a minute instead of a line each.
-import type { FastifyBaseLogger } from 'fastify';
-import { createAnswerTally, type FastPathHandler, fastPathHeaders } from '../../http/fast-path.js';
+// goes through the route, which pings and so refreshes what this path reads.
+import { answerFast, type FastPathHandler } from '../../http/fast-path.js';
 import type { HealthService } from './service.js';
 
 const HEALTH_PATH = '/health';
@@ -14,7 +12,6 @@ export function healthFastPath(options: {
   health: Pick<HealthService, 'freshStatus'>;
   environment: string;
   draining(): boolean;
-  log: FastifyBaseLogger;
 }): FastPathHandler {
   // The route's 200 body, in its schema's field order, serialised once.
   const body = JSON.stringify({
@@ -23,8 +20,8 @@ export function healthFastPath(options: {
     database: 'ok',
   });
   const length = Buffer.byteLength(body);
-  const tally = createAnswerTally(options.log, HEALTH_PATH, 'health probes');
   return {
+    route: HEALTH_PATH,
     path(request, response) {
       if (
         request.url !== HEALTH_PATH ||
@@ -34,17 +31,13 @@ export function healthFastPath(options: {
       ) {
         return false;
       }
-      response.writeHead(
+      return answerFast(
+        request,
+        response,
         200,
-        fastPathHeaders(request, {
-          'content-type': 'application/json; charset=utf-8',
-          'content-length': length,
-        }),
+        { 'content-type': 'application/json; charset=utf-8', 'content-length': length },
+        body,
       );
-      response.end(body);
-      tally.count(200);
-      return true;
     },
-    close: tally.close,
   };
 }
