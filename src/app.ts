@@ -3,6 +3,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { enforceAuthentication, installAuthentication } from './auth/authenticate.js';
+import { keyedCatalogFastPath } from './auth/keyed-catalog-fast-path.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config, TrustProxy } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
@@ -135,8 +136,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
   installRateLimit(app, { store: rateLimits, clock, orgLimit: services.orgs.rateLimitOf });
   enforceAuthentication(app);
-  installUsageMetering(app, createUsageRecorder({ db, log: app.log }), clock);
+  const usage = createUsageRecorder({ db, log: app.log });
+  installUsageMetering(app, usage, clock);
   installIdempotency(app, db, clock);
+  // Registered before the routes, whose catalogs it collects as they are added.
+  const catalogs = keyedCatalogFastPath({
+    appEnv: config.appEnv,
+    apiKeys: services.apiKeys,
+    orgLimit: services.orgs.rateLimitOf,
+    buckets: rateLimits,
+    usage,
+    clock,
+    draining: () => app.draining,
+  });
+  app.addHook('onRoute', catalogs.collect);
+  fastPaths.add(catalogs);
 
   const health = createHealthService({ ping: deps.database.ping, clock });
   await app.register(healthRoutes(health, config.appEnv));

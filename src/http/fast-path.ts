@@ -5,7 +5,7 @@
 // else to Fastify untouched; it still sets the headers every response carries.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { FastifyServerFactory } from 'fastify';
-import type { AccessLog } from './access-log.js';
+import { type AccessLog, pathOf } from './access-log.js';
 import { CORS_EXPOSED_HEADERS } from './cors.js';
 import { lingerOnEarlyAnswers } from './lingering-close.js';
 import { requestIdFor } from './request-log.js';
@@ -20,7 +20,7 @@ export function answerFast(
   response: ServerResponse,
   status: number,
   own: Record<string, string | number>,
-  body?: string,
+  body?: string | Buffer,
 ): string {
   const requestId = requestIdFor(request);
   response.writeHead(status, {
@@ -42,7 +42,8 @@ export type FastPath = (request: IncomingMessage, response: ServerResponse) => s
 
 /** A fast path and the route it answers for (its access lines name it). */
 export interface FastPathHandler {
-  route: string;
+  /** Absent for paths that answer routes without parameters: the route is the path. */
+  route?: string;
   path: FastPath;
 }
 
@@ -62,7 +63,7 @@ export function createFastPaths(access: AccessLog) {
           access.write({
             reqId: requestId,
             method: request.method as string,
-            route,
+            route: route ?? pathOf(request.url as string),
             url: request.url as string,
             status: response.statusCode,
             ms: performance.now() - arrived,

@@ -6,3 +6,13 @@ import type { FastifyReply } from 'fastify';
 export function sendPreSerialized(reply: FastifyReply, json: string): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
 }
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The JSON this GET always answers with (a static catalog, serialised once): the keyed
+     * catalog read's fast path (auth/keyed-catalog-fast-path.ts) sends it too.
+     */
+    staticJson?: string;
+  }
+}

@@ -3,6 +3,7 @@
 // for device keys, its client IP otherwise (including failed authentication). Headers go on every metered response.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
+import { pathOf } from '../http/access-log.js';
 import { AppError } from '../http/errors.js';
 import { isInternalCall } from '../http/internal-calls.js';
 import { isOcssRoute } from '../http/ocss-route.js';
@@ -26,6 +27,11 @@ export function deviceBucket(deviceId: string): string {
   return `device:${deviceId}`;
 }
 
+/** An org's bucket, shared by all its keys (the keyed catalog's fast path counts in it too). */
+export function orgBucket(orgId: string): string {
+  return `org:${orgId}`;
+}
+
 /** Where a request counts; the org's limit is looked up separately (it may need a read). */
 function bucketOf(request: FastifyRequest): { key: string; kind: BucketKind } {
   if (request.device) {
@@ -35,7 +41,7 @@ function bucketOf(request: FastifyRequest): { key: string; kind: BucketKind } {
   const principal = request.principal;
   switch (principal?.kind) {
     case 'key':
-      return { key: `org:${principal.orgId}`, kind: 'org' };
+      return { key: orgBucket(principal.orgId), kind: 'org' };
     case 'user':
     case 'mcp':
       return { key: `user:${principal.userId}`, kind: 'user' };
@@ -60,12 +66,6 @@ export function rateLimitHeaders(decision: WindowDecision) {
 
 function setHeaders(reply: FastifyReply, decision: WindowDecision): void {
   reply.headers(rateLimitHeaders(decision));
-}
-
-/** The path of a request URL (no query) without splitting it on every request. */
-function pathOf(url: string): string {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
 }
 
 // The common case (a cached org limit, in-process buckets) runs synchronously: a metered

@@ -183,6 +183,25 @@ export function createApiKeysService(deps: {
       return result.fresh;
     },
 
+    /**
+     * The key of a presented secret when it is in memory now and valid (never loads, never
+     * waits): what the keyed catalog read's fast path needs. Anything else is the route's.
+     */
+    knownKey(secret: string): CachedKey | undefined {
+      const wellFormed =
+        isWellFormed(secret, SECRET_PREFIXES.testKey) ||
+        isWellFormed(secret, SECRET_PREFIXES.liveKey);
+      const key = wellFormed ? cache.peek(secret) : undefined;
+      if (
+        !key ||
+        key.revoked_at !== null ||
+        (key.expires_at !== null && key.expires_at.getTime() <= clock.now().getTime())
+      ) {
+        return undefined;
+      }
+      return key;
+    },
+
     /** The outcome for a presented secret; the auth plugin turns it into 401/403. */
     async verifyKey(secret: string): Promise<KeyVerification> {
       const wellFormed =

@@ -32,7 +32,12 @@ export const platformRoutes: FastifyPluginAsyncTypebox<ProductSurface> = async (
   app.get(
     '/platforms',
     {
-      config: { auth: surface.auth, scope: 'read:platforms', errors: [401, 403] },
+      config: {
+        auth: surface.auth,
+        scope: 'read:platforms',
+        errors: [401, 403],
+        staticJson: CATALOG_JSON,
+      },
       schema: {
         operationId: surface.operationId('listPlatforms'),
         summary: 'The 22 enforcement targets (not paginated)',

@@ -67,7 +67,11 @@ export const ratingRoutes: FastifyPluginAsyncTypebox<ProductSurface> = async (ap
   app.get(
     '/ratings/systems',
     {
-      config: { ...config, errors: surface.auth === 'developer' ? [401, 403] : [] },
+      config: {
+        ...config,
+        errors: surface.auth === 'developer' ? [401, 403] : [],
+        staticJson: SYSTEMS_JSON,
+      },
       schema: {
         operationId: surface.operationId('listRatingSystems'),
         summary: 'The five rating systems (not paginated)',

@@ -31,7 +31,11 @@ export const ruleCategoryRoutes: FastifyPluginAsyncTypebox<ProductSurface> = asy
   app.get(
     '/rules/categories',
     {
-      config: { auth: developer ? 'developer' : 'public', errors: developer ? [401, 403] : [] },
+      config: {
+        auth: developer ? 'developer' : 'public',
+        errors: developer ? [401, 403] : [],
+        staticJson: REGISTRY_JSON,
+      },
       schema: {
         operationId: surface.operationId('listRuleCategories'),
         summary: 'The closed registry of 123 rule categories, with config schemas',
