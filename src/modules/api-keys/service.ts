@@ -66,6 +66,13 @@ export type CachedKey = Pick<
   'id' | 'org_id' | 'environment' | 'scopes' | 'expires_at' | 'revoked_at'
 >;
 
+/** A test or live key's shape: anything else is no key, without a lookup. */
+function isKeySecret(secret: string): boolean {
+  return (
+    isWellFormed(secret, SECRET_PREFIXES.testKey) || isWellFormed(secret, SECRET_PREFIXES.liveKey)
+  );
+}
+
 export function createApiKeysService(deps: {
   db: Db;
   clock: Clock;
@@ -86,6 +93,16 @@ export function createApiKeysService(deps: {
       return { id, org_id, environment, scopes, expires_at, revoked_at };
     },
   });
+
+  function standingOf(key: CachedKey): 'revoked' | 'expired' | 'valid' {
+    if (key.revoked_at !== null) {
+      return 'revoked';
+    }
+    if (key.expires_at !== null && key.expires_at.getTime() <= clock.now().getTime()) {
+      return 'expired';
+    }
+    return 'valid';
+  }
 
   function mint(
     template: Pick<ApiKeyRow, 'org_id' | 'name' | 'environment' | 'scopes' | 'expires_at'>,
@@ -188,37 +205,22 @@ export function createApiKeysService(deps: {
      * waits): what the keyed catalog read's fast path needs. Anything else is the route's.
      */
     knownKey(secret: string): CachedKey | undefined {
-      const wellFormed =
-        isWellFormed(secret, SECRET_PREFIXES.testKey) ||
-        isWellFormed(secret, SECRET_PREFIXES.liveKey);
-      const key = wellFormed ? cache.peek(secret) : undefined;
-      if (
-        !key ||
-        key.revoked_at !== null ||
-        (key.expires_at !== null && key.expires_at.getTime() <= clock.now().getTime())
-      ) {
-        return undefined;
-      }
-      return key;
+      const key = isKeySecret(secret) ? cache.peek(secret) : undefined;
+      return key && standingOf(key) === 'valid' ? key : undefined;
     },
 
     /** The outcome for a presented secret; the auth plugin turns it into 401/403. */
     async verifyKey(secret: string): Promise<KeyVerification> {
-      const wellFormed =
-        isWellFormed(secret, SECRET_PREFIXES.testKey) ||
-        isWellFormed(secret, SECRET_PREFIXES.liveKey);
-      if (!wellFormed) {
+      if (!isKeySecret(secret)) {
         return { outcome: 'unknown' };
       }
       const key = await cache.lookup(secret);
       if (!key) {
         return { outcome: 'unknown' };
       }
-      if (key.revoked_at !== null) {
-        return { outcome: 'revoked' };
-      }
-      if (key.expires_at !== null && key.expires_at.getTime() <= clock.now().getTime()) {
-        return { outcome: 'expired' };
+      const standing = standingOf(key);
+      if (standing !== 'valid') {
+        return { outcome: standing };
       }
       return { outcome: 'valid', key: { ...key, scopes: key.scopes as Scope[] } };
     },
