@@ -125,32 +125,37 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ? createRedisStore(config.redisUrl, app.log)
     : createMemoryStore();
   app.addHook('onClose', () => rateLimits.close());
-  fastPaths.add(
-    devicePollFastPath({
-      devices: services.devices,
-      agent: services.deviceAgent,
-      buckets: rateLimits,
-      clock,
-      draining: () => app.draining,
-    }),
-  );
   installRateLimit(app, { store: rateLimits, clock, orgLimit: services.orgs.rateLimitOf });
   enforceAuthentication(app);
   const usage = createUsageRecorder({ db, log: app.log });
   installUsageMetering(app, usage, clock);
   installIdempotency(app, db, clock);
-  // Registered before the routes, whose catalogs it collects as they are added.
-  const catalogs = keyedCatalogFastPath({
-    appEnv: config.appEnv,
-    apiKeys: services.apiKeys,
-    orgLimit: services.orgs.rateLimitOf,
-    buckets: rateLimits,
-    usage,
-    clock,
-    draining: () => app.draining,
-  });
-  app.addHook('onRoute', catalogs.collect);
-  fastPaths.add(catalogs);
+  // The metered fast paths count in in-process buckets only: a Redis bucket answers
+  // asynchronously, after which a request could no longer be handed to its route uncounted
+  // (see allowedNow). With REDIS_URL their routes answer, still from memory.
+  if (rateLimits.synchronous) {
+    fastPaths.add(
+      devicePollFastPath({
+        devices: services.devices,
+        agent: services.deviceAgent,
+        buckets: rateLimits,
+        clock,
+        draining: () => app.draining,
+      }),
+    );
+    // Registered before the routes, whose catalogs it collects as they are added.
+    const catalogs = keyedCatalogFastPath({
+      appEnv: config.appEnv,
+      apiKeys: services.apiKeys,
+      orgLimit: services.orgs.rateLimitOf,
+      buckets: rateLimits,
+      usage,
+      clock,
+      draining: () => app.draining,
+    });
+    app.addHook('onRoute', catalogs.collect);
+    fastPaths.add(catalogs);
+  }
 
   const health = createHealthService({ ping: deps.database.ping, clock });
   await app.register(healthRoutes(health, config.appEnv));

@@ -72,6 +72,8 @@ describe('keyed catalog reads answered ahead of the router', () => {
       for (const name of SAME) {
         expect(answer.headers.get(name), name).toBe(first.headers.get(name));
       }
+      // And no header more or less than the route's.
+      expect([...answer.headers.keys()].sort()).toEqual([...first.headers.keys()].sort());
     }
     expect(fast.headers.get('x-request-id')).toBe('catalog-1');
     expect(routed).toEqual([PLATFORMS]);

@@ -6,16 +6,14 @@
 // understand to the route untouched: a key not in memory (or revoked, expired, or live on a
 // test deployment), a scope the key lacks, an org limit not yet known, a full bucket, a
 // query string, X-Forwarded-For (the client address is then the proxy's to tell), HEAD,
-// draining. As for the device poll, only with in-process buckets: a Redis bucket answers
-// asynchronously, after which the request could no longer be handed over uncounted.
+// draining, Redis buckets (see allowedNow).
 import type { RouteOptions } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { AppEnv } from '../config.js';
 import { answerFast, type FastPathHandler } from '../http/fast-path.js';
 import type { ApiKeysService } from '../modules/api-keys/service.js';
 import { endpointPattern, type UsageRecorder } from '../modules/usage/recorder.js';
-import { orgBucket, rateLimitHeaders } from '../ratelimit/plugin.js';
-import type { WindowDecision } from '../ratelimit/sliding-window.js';
+import { allowedNow, orgBucket, rateLimitHeaders } from '../ratelimit/plugin.js';
 import type { RateLimitStore } from '../ratelimit/stores.js';
 import { readCredential } from './credentials.js';
 import { grants, type Scope } from './scopes.js';
@@ -67,12 +65,7 @@ export function keyedCatalogFastPath(options: {
     },
     path(request, response) {
       const catalog = request.method === 'GET' ? catalogs.get(request.url ?? '') : undefined;
-      if (
-        !catalog ||
-        !options.buckets.synchronous ||
-        request.headers['x-forwarded-for'] !== undefined ||
-        options.draining()
-      ) {
+      if (!catalog || request.headers['x-forwarded-for'] !== undefined || options.draining()) {
         return false;
       }
       const credential = readCredential(request.headers);
@@ -91,14 +84,8 @@ export function keyedCatalogFastPath(options: {
         return false;
       }
       const now = options.clock.now();
-      // Counted only when allowed (a refused hit adds nothing): a full bucket goes to the
-      // route, which counts it, refused again, and answers 429 in the envelope.
-      const decision = options.buckets.hit(
-        orgBucket(key.org_id),
-        limit,
-        now.getTime(),
-      ) as WindowDecision;
-      if (!decision.allowed) {
+      const decision = allowedNow(options.buckets, orgBucket(key.org_id), limit, now.getTime());
+      if (!decision) {
         return false;
       }
       options.usage.recordKeyRequest({

@@ -60,6 +60,9 @@ export function createFastPaths(access: AccessLog) {
       for (const { route, path } of handlers) {
         const requestId = path(request, response);
         if (requestId !== false) {
+          if (!access.enabled) {
+            return;
+          }
           access.write({
             reqId: requestId,
             method: request.method as string,

@@ -55,6 +55,26 @@ function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as Promise<T>)?.then === 'function';
 }
 
+/**
+ * A fast path's hit (http/fast-path.ts): counted in an in-process bucket only when allowed
+ * (a refused hit adds nothing), so a full bucket can be handed to the route, which counts it,
+ * refused again, and answers 429 in the envelope. Undefined means: hand the request over
+ * (a full bucket, or a store that answers asynchronously, after which the request could no
+ * longer be handed over uncounted).
+ */
+export function allowedNow(
+  store: RateLimitStore,
+  bucket: string,
+  limit: number,
+  now: number,
+): WindowDecision | undefined {
+  if (!store.synchronous) {
+    return undefined;
+  }
+  const decision = store.hit(bucket, limit, now) as WindowDecision;
+  return decision.allowed ? decision : undefined;
+}
+
 /** The rate-limit headers of a decision, as every metered response carries them. */
 export function rateLimitHeaders(decision: WindowDecision) {
   return {

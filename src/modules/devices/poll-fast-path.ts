@@ -5,14 +5,17 @@
 // both with what the route would write: the same tag and cache headers, the device's own
 // rate-limit bucket counted and its headers, the request id, nosniff and CORS, the device's
 // last-seen stamp. Anything else (a key, version or body not in memory, a malformed query,
-// draining, a full bucket) goes to the route untouched, and is counted there, once. Only with the in-process bucket store: a Redis
-// bucket answers asynchronously, after which the request could no longer be handed over
-// uncounted, so with REDIS_URL the route answers (still without the database).
+// draining, a full bucket, Redis buckets: see allowedNow) goes to the route untouched, and
+// is counted there, once; with REDIS_URL the route answers, still without the database.
 import type { Clock } from '../../clock.js';
 import { ifNoneMatchHits } from '../../http/conditional-get.js';
 import { answerFast, type FastPathHandler } from '../../http/fast-path.js';
-import { DEFAULT_LIMIT, deviceBucket, rateLimitHeaders } from '../../ratelimit/plugin.js';
-import type { WindowDecision } from '../../ratelimit/sliding-window.js';
+import {
+  allowedNow,
+  DEFAULT_LIMIT,
+  deviceBucket,
+  rateLimitHeaders,
+} from '../../ratelimit/plugin.js';
 import type { RateLimitStore } from '../../ratelimit/stores.js';
 import type { DeviceAgentService } from './agent-service.js';
 import type { DevicesService } from './service.js';
@@ -42,7 +45,7 @@ export function devicePollFastPath(options: {
   return {
     route: POLICY_PATH,
     path(request, response) {
-      if (!options.buckets.synchronous || request.method !== 'GET') {
+      if (request.method !== 'GET') {
         return false;
       }
       const sinceVersion = sinceVersionOf(request.url ?? '');
@@ -62,14 +65,13 @@ export function devicePollFastPath(options: {
       if (!unchanged && !policy) {
         return false;
       }
-      // Counted only when allowed (a refused hit adds nothing): a full bucket is handed to
-      // the route, which counts it, refused again, and answers 429 in the envelope.
-      const decision = options.buckets.hit(
+      const decision = allowedNow(
+        options.buckets,
         deviceBucket(device.id),
         DEFAULT_LIMIT,
         options.clock.now().getTime(),
-      ) as WindowDecision;
-      if (!decision.allowed) {
+      );
+      if (!decision) {
         return false;
       }
       const headers = { ...rateLimitHeaders(decision), 'cache-control': 'private, no-cache', etag };
