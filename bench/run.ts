@@ -6,9 +6,11 @@
 // the same on any machine. Also the idle database load, and the children read with
 // 100 000 families stored. Never part of `npm test`.
 // `npm run bench -- --soak [seconds]` runs the memory soak instead (bench/soak.ts).
+// `npm run bench -- --only <text>` (repeatable) measures only the rows whose name contains
+// one of the texts ("idle" for the idle load), for working on one path.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -308,6 +310,7 @@ function rows(auth: Credentials): Row[] {
 }
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 /** As issue 22 measured. */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** The soak keeps its own default: its figures are RSS, not rates. */
@@ -326,6 +329,16 @@ const IDLE_GOAL = 1;
 /** connectPostgres's pool (src/db/connect.ts): the `pg` comparator gets as many connections. */
 const HAVEN_POOL_SIZE = 10;
 const BENCH_DATABASE = 'haven_bench';
+/**
+ * How each Haven instance is started. BENCH_HAVEN_NODE_ARGS adds node flags (space
+ * separated) to them alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile Haven
+ * under the rows' load: NODE_OPTIONS does not take --cpu-prof, and would reach the load
+ * generator and the comparators too.
+ */
+const HAVEN = [
+  ...(process.env.BENCH_HAVEN_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+  'dist/main.js',
+];
 const ROOT = new URL('..', import.meta.url).pathname;
 
 async function redisAnswers(url: string): Promise<boolean> {
@@ -376,7 +389,7 @@ async function startServer(
       const answer = await fetch(`http://127.0.0.1:${port}/health`);
       await answer.arrayBuffer();
       if (anyAnswer || answer.ok) {
-        return { child, url: `http://127.0.0.1:${port}` };
+        return { child, pid: child.pid, url: `http://127.0.0.1:${port}` };
       }
     } catch {
       // not listening yet
@@ -399,6 +412,25 @@ interface Figures {
   non2xx: string;
   /** 5xx answers and failed requests: none is expected from a comparator. */
   failures: number;
+  /**
+   * The server process's CPU time (user + system, from /proc) per answered request, in µs:
+   * what the server itself spends, apart from the load generator sharing the machine.
+   * Undefined where /proc is not there.
+   */
+  cpuMicros?: number;
+}
+
+/** A server process's CPU seconds so far (utime + stime), or undefined without /proc. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th
+    // and 13th, in clock ticks (100 a second on Linux).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Rewrites X-Forwarded-For on every request: a new client address each time. */
@@ -437,9 +469,14 @@ function rotateHeader(rotate: { header: string; values: string[] }): Partial<aut
   };
 }
 
-async function load(url: string, row: Row, duration = SECONDS): Promise<Figures> {
+async function load(
+  server: { url: string; pid?: number },
+  row: Row,
+  duration = SECONDS,
+): Promise<Figures> {
+  const cpuBefore = server.pid === undefined ? undefined : cpuSeconds(server.pid);
   const result = await autocannon({
-    url: `${url}${row.path}`,
+    url: `${server.url}${row.path}`,
     method: row.method ?? 'GET',
     headers: row.headers,
     body: row.body,
@@ -448,7 +485,13 @@ async function load(url: string, row: Row, duration = SECONDS): Promise<Figures>
     ...(row.spreadClients ? spreadOverClients() : {}),
     ...(row.rotate ? rotateHeader(row.rotate) : {}),
   });
+  const cpuAfter = server.pid === undefined ? undefined : cpuSeconds(server.pid);
+  const answered = result.requests.total;
   return {
+    cpuMicros:
+      cpuBefore === undefined || cpuAfter === undefined || answered === 0
+        ? undefined
+        : ((cpuAfter - cpuBefore) * 1e6) / answered,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -491,7 +534,7 @@ const auth = await seed({ dataDir }, `http://127.0.0.1:${havenPort}`);
 const soakFor = soakSeconds(process.argv);
 if (soakFor !== undefined) {
   const server = await startServer(
-    ['dist/main.js'],
+    HAVEN,
     { DATA_DIR: dataDir, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TRUST_PROXY: 'true' },
     havenPort,
   );
@@ -528,7 +571,7 @@ if (postgresUrl && postgresAuth) {
 const responsesDir = mkdtempSync(join(tmpdir(), 'haven-bench-responses-'));
 const bare = await startServer(['bench/bare-server.mjs'], {});
 const haven = await startServer(
-  ['dist/main.js'],
+  HAVEN,
   {
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
@@ -543,7 +586,7 @@ const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redisDataDir = `${dataDir}-redis`;
 cpSync(dataDir, redisDataDir, { recursive: true, filter: (path) => !path.endsWith('haven.lock') });
 const havenRedis = (await redisAnswers(redisUrl))
-  ? await startServer(['dist/main.js'], {
+  ? await startServer(HAVEN, {
       DATA_DIR: redisDataDir,
       REDIS_URL: redisUrl,
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
@@ -551,7 +594,7 @@ const havenRedis = (await redisAnswers(redisUrl))
   : undefined;
 const havenPostgres = postgresUrl
   ? await startServer(
-      ['dist/main.js'],
+      HAVEN,
       {
         DATABASE_URL: postgresUrl,
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
@@ -564,7 +607,7 @@ const havenPostgres = postgresUrl
 interface Target {
   /** Shown after a row's name; none for the main backend. */
   label: string;
-  server: { url: string };
+  server: { url: string; pid?: number };
   auth: Credentials;
   /** The target's PostgreSQL database, for the `pg` comparator. */
   databaseUrl?: string;
@@ -598,7 +641,7 @@ let responses = 0;
 /** The row's comparator, started for it (or the shared hello); undefined when it cannot run. */
 async function startComparator(target: Target, row: Row) {
   if (row.comparator === 'hello') {
-    return { url: bare.url, stop: async () => {} };
+    return { url: bare.url, pid: bare.pid, stop: async () => {} };
   }
   if (row.comparator === 'same SQL' && !target.databaseUrl) {
     return undefined;
@@ -615,7 +658,7 @@ async function startComparator(target: Target, row: Row) {
     env.BENCH_POOL_SIZE = String(HAVEN_POOL_SIZE);
   }
   const server = await startServer(['bench/same-bytes-server.mjs'], env, undefined, true);
-  return { url: server.url, stop: () => stop(server.child) };
+  return { url: server.url, pid: server.pid, stop: () => stop(server.child) };
 }
 
 /**
@@ -642,15 +685,15 @@ async function measure(target: Target, row: Row) {
   const comparator = await startComparator(target, row);
   try {
     if (comparator) {
-      await load(comparator.url, row, 1);
+      await load(comparator, row, WARMUP_SECONDS);
     }
     await touchEveryKey(target.server.url, row);
-    await load(target.server.url, row, 1);
-    const yardstick = comparator ? await load(comparator.url, row) : undefined;
+    await load(target.server, row, WARMUP_SECONDS);
+    const yardstick = comparator ? await load(comparator, row) : undefined;
     if (yardstick?.failures) {
       throw new Error(`the comparator of "${row.name}" failed ${yardstick.failures} requests`);
     }
-    return { haven: await load(target.server.url, row), comparatorRps: yardstick?.rps };
+    return { haven: await load(target.server, row), comparator: yardstick };
   } finally {
     await comparator?.stop();
   }
@@ -660,72 +703,87 @@ function ratioText(ratio: number): string {
   return ratio < 0.1 ? ratio.toFixed(3) : ratio.toFixed(2);
 }
 
+const micros = (figure: number | undefined) =>
+  figure === undefined ? '—' : figure.toFixed(figure < 10 ? 1 : 0);
+
 function tableLine(
   name: string,
   haven: Figures,
-  comparator: string,
-  comparatorRps: number | undefined,
+  comparatorName: string,
+  comparator: Figures | undefined,
   goal: number | undefined,
 ): string {
-  const ratio = comparatorRps ? haven.rps / comparatorRps : undefined;
+  const ratio = comparator?.rps ? haven.rps / comparator.rps : undefined;
   const cells = [
     name,
     Math.round(haven.rps),
-    comparator,
-    comparatorRps === undefined ? '—' : Math.round(comparatorRps),
+    comparatorName,
+    comparator === undefined ? '—' : Math.round(comparator.rps),
     ratio === undefined ? '—' : ratioText(ratio),
     goal === undefined ? '—' : `≥ ${goal}`,
     goal === undefined || ratio === undefined ? '—' : ratio >= goal ? 'yes' : 'no',
     haven.p50,
     haven.p99,
     haven.non2xx,
+    micros(haven.cpuMicros),
+    micros(comparator?.cpuMicros),
   ];
   return `| ${cells.join(' | ')} |`;
 }
+
+/** The `--only` texts given, lower-cased; none means every row. */
+function onlyRows(argv: string[]): string[] {
+  return argv.flatMap((arg, at) =>
+    arg === '--only' && argv[at + 1] ? [(argv[at + 1] as string).toLowerCase()] : [],
+  );
+}
+const only = onlyRows(process.argv);
+const chosen = (name: string) =>
+  only.length === 0 || only.some((text) => name.toLowerCase().includes(text));
 
 const thousands = (n: number) => n.toLocaleString('en-US').replaceAll(',', ' ');
 
 try {
   const notes: string[] = [];
   const table = [
-    '| path | Haven req/s | comparator | comparator req/s | ratio | goal | met | Haven p50 ms | Haven p99 ms | non-2xx |',
-    '|---|---:|---|---:|---:|---:|---|---:|---:|---:|',
+    '| path | Haven req/s | comparator | comparator req/s | ratio | goal | met | Haven p50 ms | Haven p99 ms | non-2xx | Haven CPU µs/req | comparator CPU µs/req |',
+    '|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|',
   ];
   // First, while nothing but its own startup has touched this Haven.
   let idle: number | undefined;
-  if (primary.databaseUrl) {
-    await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_SECONDS * 1000));
-    idle = await idleTransactionsPerSecond(postgresAdminUrl, BENCH_DATABASE, IDLE_SECONDS);
-  } else {
+  if (!primary.databaseUrl) {
     notes.push(
       `(no PostgreSQL at ${postgresAdminUrl}: every row on PGlite; the \`pg\` comparator, the ${thousands(FAMILIES_AFTER)}-family row and the idle load skipped)`,
     );
+  } else if (chosen('idle database load')) {
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_SECONDS * 1000));
+    idle = await idleTransactionsPerSecond(postgresAdminUrl, BENCH_DATABASE, IDLE_SECONDS);
   }
   if (!withRedis) {
     notes.push(`(no Redis at ${redisUrl}: Redis rows skipped)`);
   }
   const embeddedRows = new Map(rows(embedded.auth).map((row) => [row.name, row]));
-  for (const row of rows(primary.auth)) {
+  for (const row of rows(primary.auth).filter((row) => chosen(row.name))) {
     const first = await measure(primary, row);
     table.push(
       tableLine(
         row.name,
         first.haven,
         COMPARATOR_NAMES[row.comparator],
-        first.comparatorRps,
+        first.comparator,
         row.goal,
       ),
     );
     if (row.againWithFamilies && primary.databaseUrl) {
       await storeFamilies(primary.databaseUrl, row.againWithFamilies, primary.auth.orgId);
-      await load(primary.server.url, row, 1);
-      const again = await load(primary.server.url, row);
+      await load(primary.server, row, WARMUP_SECONDS);
+      const again = await load(primary.server, row);
       table.push(
         tableLine(
           `${row.name}, ${thousands(row.againWithFamilies)} families stored`,
           again,
           `itself, ${thousands(FAMILIES_BEFORE)} families`,
-          first.haven.rps,
+          first.haven,
           // "Within 15 %" of the first figure.
           0.85,
         ),
@@ -739,7 +797,7 @@ try {
           `${row.name}${embedded.label}`,
           figures.haven,
           COMPARATOR_NAMES[row.comparator],
-          figures.comparatorRps,
+          figures.comparator,
           row.goal,
         ),
       );
@@ -751,7 +809,7 @@ try {
           `${row.name}${withRedis.label}`,
           figures.haven,
           COMPARATOR_NAMES[row.comparator],
-          figures.comparatorRps,
+          figures.comparator,
           undefined,
         ),
       );
@@ -759,7 +817,7 @@ try {
   }
   if (idle !== undefined) {
     table.push(
-      `| idle database load, workers inline | ${idle.toFixed(1)} transactions/s | — | — | — | ≤ ${IDLE_GOAL} /s | ${idle <= IDLE_GOAL ? 'yes' : 'no'} | | | |`,
+      `| idle database load, workers inline | ${idle.toFixed(1)} transactions/s | — | — | — | ≤ ${IDLE_GOAL} /s | ${idle <= IDLE_GOAL ? 'yes' : 'no'} | | | | | |`,
     );
   }
   const lines = [
