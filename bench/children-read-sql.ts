@@ -13,7 +13,7 @@ import {
 } from 'kysely';
 import type { Db } from '../src/db/connect.js';
 import type { Database } from '../src/db/schema.js';
-import { childrenReadQuery } from '../src/modules/children/store.js';
+import { listChildrenRead } from '../src/modules/children/store.js';
 import type { FamilyTenant } from '../src/modules/families/store.js';
 
 /** One statement as `pg` takes it: its text and its parameters, in order. */
@@ -63,5 +63,5 @@ export function childrenReadStatements(
   familyId: string,
   tenant: FamilyTenant,
 ): Promise<Statement[]> {
-  return statementsOf((db) => childrenReadQuery(db, familyId, tenant));
+  return statementsOf((db) => listChildrenRead(db, familyId, tenant));
 }

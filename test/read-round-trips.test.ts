@@ -80,10 +80,10 @@ describe('authorized reads: one statement each', () => {
 
   beforeAll(async () => {
     recorder = statementRecorder();
-    database = await createTestDatabase();
+    database = await createTestDatabase({ onStatement: recorder.onStatement });
     t = await buildTestApp({
       env: { WORKERS: 'off' },
-      database: { ...database, handle: recorder.wrap(database.handle) },
+      database,
       plugins: [recorder.plugin],
     });
     owner = await longSession(t);

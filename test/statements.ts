@@ -1,25 +1,19 @@
-// Which SQL statements one request ran: a Kysely plugin on the real driver sees every
-// statement executed through Kysely (query builders and `sql` templates; pg-boss's own raw
-// text is not counted) and files it under the request that issued it (named by a header,
-// carried by async context), so what other requests or background listeners run meanwhile
-// is not counted. Injected requests start outside the caller's async context, hence the
+// Which SQL statements one request ran: the database's statement log (Kysely's `log`, see
+// createTestDatabase's onStatement) sees every statement executed through Kysely (query
+// builders, `sql` templates, statements compiled once: db/reused-statement.ts; pg-boss's
+// own raw text is not counted), and the recorder files it under the request that issued it
+// (named by a header, carried by async context), so what other requests or background
+// listeners run meanwhile is not counted. Injected requests start outside the caller's async context, hence the
 // header and a hook rather than running the request inside the context.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import {
-  type KyselyPlugin,
-  PostgresQueryCompiler,
-  type QueryId,
-  type RootOperationNode,
-} from 'kysely';
-import type { DatabaseHandle } from '../src/db/connect.js';
 
 const HEADER = 'x-test-statements';
 
 export interface StatementRecorder {
-  /** The same database, its statements recorded. */
-  wrap(handle: DatabaseHandle): DatabaseHandle;
+  /** For createTestDatabase: the log of every statement the database runs. */
+  onStatement(sql: string): void;
   /** A plugin for buildTestApp: it ties a request to its record (see `during`). */
   plugin(app: FastifyInstance): Promise<void>;
   /**
@@ -34,22 +28,6 @@ export interface StatementRecorder {
 export function statementRecorder(): StatementRecorder {
   const current = new AsyncLocalStorage<string[]>();
   const open = new Map<string, string[]>();
-  // A query's parts (subqueries) pass through transformQuery too: a statement is recorded
-  // when its result comes back, which only executed queries do.
-  const built = new WeakMap<QueryId, RootOperationNode>();
-  const kysely: KyselyPlugin = {
-    transformQuery({ node, queryId }) {
-      built.set(queryId, node);
-      return node;
-    },
-    async transformResult({ queryId, result }) {
-      const node = built.get(queryId);
-      if (node) {
-        current.getStore()?.push(new PostgresQueryCompiler().compileQuery(node, queryId).sql);
-      }
-      return result;
-    },
-  };
   async function plugin(app: FastifyInstance) {
     // A callback hook: the context entered here is the one the rest of the request runs in.
     app.addHook('onRequest', (request, _reply, done) => {
@@ -63,7 +41,8 @@ export function statementRecorder(): StatementRecorder {
   // Not encapsulated: the hook applies to every route of the app.
   Object.assign(plugin, { [Symbol.for('skip-override')]: true });
   return {
-    wrap: (handle) => ({ ...handle, db: handle.db.withPlugin(kysely) }),
+    // The log is called where the statement was awaited: in the issuing request's context.
+    onStatement: (sql) => current.getStore()?.push(sql),
     plugin,
     async during(work) {
       const id = randomUUID();

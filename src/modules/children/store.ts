@@ -6,6 +6,7 @@ import {
   familyAnchor,
   familyFacts,
   NEWEST_FIRST,
+  tenantRead,
   withRows,
 } from '../families/store.js';
 
@@ -33,31 +34,35 @@ export async function insertChild(db: Db, child: ChildRow): Promise<void> {
 }
 
 /**
- * The children of a family, newest first, with the family's facts for `tenant`: one
- * statement, not executed (the bench compiles it to run the same SQL on a bare driver).
+ * The children of a family, newest first, with the family's facts for the tenant: one
+ * statement (the bench's comparator runs what this runs: bench/children-read-sql.ts).
  */
-export function childrenReadQuery(db: Db, familyId: string, tenant: FamilyTenant) {
-  return withRows(
+const childrenRead = tenantRead(['familyId'], (db, { familyId }, tenant) =>
+  withRows(
     db,
     familyAnchor(db, familyId, tenant),
     db.selectFrom('children').selectAll().where('family_id', '=', familyId),
     NEWEST_FIRST,
-  );
-}
+  ),
+);
 
 export async function listChildrenRead(db: Db, familyId: string, tenant: FamilyTenant) {
-  return childrenReadQuery(db, familyId, tenant).execute();
+  return childrenRead.execute(db, { familyId }, tenant);
 }
 
-/** A child with its family's facts for `tenant` (no row: no such child). */
-export async function findChildRead(db: Db, childId: string, tenant: FamilyTenant) {
-  return db
+const childRead = tenantRead(['childId'], (db, { childId }, tenant) =>
+  db
     .selectFrom('children as c')
     .innerJoin('families as f', 'f.id', 'c.family_id')
     .selectAll('c')
     .select(familyFacts(tenant))
-    .where('c.id', '=', childId)
-    .executeTakeFirst();
+    .where('c.id', '=', childId),
+);
+
+/** A child with its family's facts for `tenant` (no row: no such child). */
+export async function findChildRead(db: Db, childId: string, tenant: FamilyTenant) {
+  const [row] = await childRead.execute(db, { childId }, tenant);
+  return row;
 }
 
 /**

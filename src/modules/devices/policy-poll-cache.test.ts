@@ -40,10 +40,10 @@ describe('device policy poll from memory', () => {
     RULE_REGISTRY.find((rule) => rule.category === category)?.default_config as object;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
     recorder = statementRecorder();
+    database = await createTestDatabase({ onStatement: recorder.onStatement });
     t = await buildTestApp({
-      database: { ...database, handle: recorder.wrap(database.handle) },
+      database,
       plugins: [recorder.plugin],
     });
     agent = deviceAgent(t);

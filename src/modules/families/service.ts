@@ -22,8 +22,8 @@ import {
   type FamilyRole,
   type FamilyRow,
   type FamilyTenant,
-  familyReadQuery,
   findFamily,
+  findFamilyRead,
   findMembership,
   insertFamily,
   insertMember,
@@ -160,7 +160,7 @@ export function createFamiliesService(deps: {
     access: Access,
     roles: readonly FamilyRole[] = WRITERS,
   ): Promise<FamilyRow> {
-    const row = await familyReadQuery(db, familyId, tenantOf(principal)).executeTakeFirst();
+    const row = await findFamilyRead(db, familyId, tenantOf(principal));
     checkFamily(principal, row, access, roles);
     return withoutFacts(row as FamilyRow & FamilyFacts);
   }

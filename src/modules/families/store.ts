@@ -1,9 +1,10 @@
 // SQL of families and their members. Which families a caller sees is decided by the service
 // and expressed here as a tenant filter.
 
-import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import { type Compilable, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Environment } from '../../auth/principal.js';
 import type { Db } from '../../db/connect.js';
+import { reusedStatement } from '../../db/reused-statement.js';
 import type { Database } from '../../db/schema.js';
 
 declare module '../../db/schema.js' {
@@ -180,13 +181,51 @@ export function familyFacts(tenant: FamilyTenant) {
   ] as const;
 }
 
-/** The family and the caller's facts about it, in one statement. */
-export function familyReadQuery(db: Db, familyId: string, tenant: FamilyTenant) {
-  return db
+/** A read that takes a tenant and the statement's values. */
+export interface TenantRead<Name extends string, Row> {
+  execute(db: Db, values: Readonly<Record<Name, string>>, tenant: FamilyTenant): Promise<Row[]>;
+}
+
+/**
+ * A read built once per kind of tenant (db/reused-statement.ts): the kind decides the
+ * statement's shape (a user's role is looked up, a key has none), the ids are its values.
+ * `build` gets a tenant whose ids are the statement's markers.
+ */
+export function tenantRead<Name extends string, Row>(
+  names: readonly Name[],
+  build: (db: Db, values: Readonly<Record<Name, string>>, tenant: FamilyTenant) => Compilable<Row>,
+): TenantRead<Name, Row> {
+  const forUser = reusedStatement([...names, 'userId'], (db, values) =>
+    build(db, values, { kind: 'user', userId: values.userId }),
+  );
+  const forOrg = reusedStatement([...names, 'orgId', 'environment'], (db, values) =>
+    build(db, values, {
+      kind: 'org',
+      orgId: values.orgId,
+      environment: values.environment as Environment,
+    }),
+  );
+  return {
+    execute(db, values, tenant) {
+      return tenant.kind === 'user'
+        ? forUser.execute(db, { ...values, userId: tenant.userId })
+        : forOrg.execute(db, { ...values, orgId: tenant.orgId, environment: tenant.environment });
+    },
+  };
+}
+
+const familyRead = tenantRead(['familyId'], (db, { familyId }, tenant) =>
+  db
     .selectFrom('families as f')
     .selectAll('f')
     .select(familyFacts(tenant))
-    .where('f.id', '=', familyId);
+    .where('f.id', '=', familyId),
+);
+
+/** The family and the caller's facts about it, in one statement (no row: no such family). */
+export async function findFamilyRead(db: Db, familyId: string, tenant: FamilyTenant) {
+  const [row] = await familyRead.execute(db, { familyId }, tenant);
+  return row;
 }
 
 /** Only the facts of a family (the anchor of a list read by family id). */
