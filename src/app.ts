@@ -15,6 +15,7 @@ import { createFastPaths } from './http/fast-path.js';
 import { registerFavicon } from './http/favicon.js';
 import { installIdempotency } from './http/idempotency.js';
 import { BODY_LIMIT_BYTES, installJsonBodyParser } from './http/json-body.js';
+import { lazyChildLoggerFactory } from './http/lazy-request-logger.js';
 import { registerOpenApi } from './http/openapi.js';
 import {
   installRequestLog,
@@ -66,6 +67,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     serverFactory: fastPaths.serverFactory,
     logger: loggerOptions(config.logLevel, logStream),
     genReqId: requestIdFor,
+    childLoggerFactory: lazyChildLoggerFactory,
     requestIdHeader: false,
     // One line per request is written by installRequestLog instead.
     logController: new LogController({ disableRequestLogging: true }),
