@@ -310,7 +310,14 @@ function rows(auth: Credentials): Row[] {
 }
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+/**
+ * Each side is loaded this long before it is measured. Haven's per-request CPU keeps falling
+ * for several seconds of load (JIT tiers, heap sizing): with 1 s, the children read's first
+ * figure was below its second, taken after more load with 100 times the data, in every one
+ * of ten runs (by 4-58 %); with 5 s it fell either side (0.80-1.08 in four runs), as noise
+ * does. The comparators get the same warm-up.
+ */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 /** As issue 22 measured. */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** The soak keeps its own default: its figures are RSS, not rates. */
