@@ -75,7 +75,10 @@ export function bandForAge(age: number): AgeBand {
 
 /** `birthDate` is `YYYY-MM-DD` (already validated). */
 export function ageOn(birthDate: string, now: Date): number {
-  const [year, month, day] = birthDate.split('-').map(Number) as [number, number, number];
+  // Read in place: this runs for every child a read returns.
+  const year = Number(birthDate.slice(0, 4));
+  const month = Number(birthDate.slice(5, 7));
+  const day = Number(birthDate.slice(8, 10));
   let age = now.getUTCFullYear() - year;
   const beforeBirthday =
     now.getUTCMonth() + 1 < month || (now.getUTCMonth() + 1 === month && now.getUTCDate() < day);
