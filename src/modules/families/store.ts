@@ -189,7 +189,9 @@ export interface TenantRead<Name extends string, Row> {
 /**
  * A read built once per kind of tenant (db/reused-statement.ts): the kind decides the
  * statement's shape (a user's role is looked up, a key has none), the ids are its values.
- * `build` gets a tenant whose ids are the statement's markers.
+ * `build` gets a tenant whose ids are the statement's markers. A user tenant's
+ * `onlyFamilyId` (an MCP token's one family) is not part of these statements: they read
+ * the family's facts, and the service decides from those and the principal who sees it.
  */
 export function tenantRead<Name extends string, Row>(
   names: readonly Name[],
