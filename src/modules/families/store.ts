@@ -53,21 +53,45 @@ export async function insertFamily(
   });
 }
 
+function newestFamiliesFirst<O>(query: SelectQueryBuilder<Database, 'families', O>) {
+  return query.orderBy('families.created_at', 'desc').orderBy('families.id', 'desc');
+}
+
+/** A user's families (through membership). */
+function membersFamilies(db: Db, userId: string) {
+  return db
+    .selectFrom('families')
+    .selectAll('families')
+    .innerJoin('family_members', 'family_members.family_id', 'families.id')
+    .where('family_members.user_id', '=', userId);
+}
+
+// The families list, one statement per tenant shape, compiled once (db/reused-statement.ts).
+const familiesOf = {
+  org: reusedStatement(['orgId', 'environment'], (db, { orgId, environment }) =>
+    newestFamiliesFirst(
+      db
+        .selectFrom('families')
+        .selectAll('families')
+        .where('families.org_id', '=', orgId)
+        .where('families.environment', '=', environment as Environment),
+    ),
+  ),
+  user: reusedStatement(['userId'], (db, { userId }) =>
+    newestFamiliesFirst(membersFamilies(db, userId)),
+  ),
+  userOneFamily: reusedStatement(['userId', 'familyId'], (db, { userId, familyId }) =>
+    newestFamiliesFirst(membersFamilies(db, userId).where('families.id', '=', familyId)),
+  ),
+};
+
 export async function listFamilies(db: Db, tenant: FamilyTenant): Promise<FamilyRow[]> {
-  let query = db.selectFrom('families').selectAll('families');
   if (tenant.kind === 'org') {
-    query = query
-      .where('families.org_id', '=', tenant.orgId)
-      .where('families.environment', '=', tenant.environment);
-  } else {
-    query = query
-      .innerJoin('family_members', 'family_members.family_id', 'families.id')
-      .where('family_members.user_id', '=', tenant.userId);
-    if (tenant.onlyFamilyId) {
-      query = query.where('families.id', '=', tenant.onlyFamilyId);
-    }
+    return familiesOf.org.execute(db, { orgId: tenant.orgId, environment: tenant.environment });
   }
-  return query.orderBy('families.created_at', 'desc').orderBy('families.id', 'desc').execute();
+  return tenant.onlyFamilyId
+    ? familiesOf.userOneFamily.execute(db, { userId: tenant.userId, familyId: tenant.onlyFamilyId })
+    : familiesOf.user.execute(db, { userId: tenant.userId });
 }
 
 export async function findMembership(db: Db, familyId: string, userId: string) {
