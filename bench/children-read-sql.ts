@@ -1,8 +1,7 @@
 // The SQL of Haven's children read, taken from Haven's own store functions rather than
 // retyped, so the `pg` comparator of `npm run bench` runs exactly what Haven runs. The
 // functions run against a Kysely whose driver executes nothing (every query answers no
-// rows) and whose log records each compiled statement; a function that returns a query
-// builder instead of running it is compiled.
+// rows) and whose log records each statement sent.
 import {
   type CompiledQuery,
   DummyDriver,
@@ -22,16 +21,8 @@ export interface Statement {
   parameters: unknown[];
 }
 
-interface Compilable {
-  compile(): CompiledQuery;
-}
-
-function isCompilable(value: unknown): value is Compilable {
-  return typeof (value as Compilable | undefined)?.compile === 'function';
-}
-
-/** Every statement `run` executes (or the one it returns, compiled), in order. */
-export async function statementsOf(run: (db: Db) => unknown): Promise<Statement[]> {
+/** Every statement `run` executes, in order. */
+export async function statementsOf(run: (db: Db) => Promise<unknown>): Promise<Statement[]> {
   const recorded: CompiledQuery[] = [];
   const db: Db = new Kysely<Database>({
     dialect: {
@@ -46,12 +37,7 @@ export async function statementsOf(run: (db: Db) => unknown): Promise<Statement[
       }
     },
   });
-  const result = run(db);
-  if (isCompilable(result)) {
-    recorded.push(result.compile());
-  } else {
-    await result;
-  }
+  await run(db);
   return recorded.map((query) => ({ sql: query.sql, parameters: [...query.parameters] }));
 }
 

@@ -3,8 +3,9 @@
 // builders, `sql` templates, statements compiled once: db/reused-statement.ts; pg-boss's
 // own raw text is not counted), and the recorder files it under the request that issued it
 // (named by a header, carried by async context), so what other requests or background
-// listeners run meanwhile is not counted. Injected requests start outside the caller's async context, hence the
-// header and a hook rather than running the request inside the context.
+// listeners run meanwhile is not counted. Injected requests start outside the caller's
+// async context, hence the header and a hook rather than running the request inside the
+// context.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';

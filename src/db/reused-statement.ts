@@ -8,7 +8,8 @@
 // each marker's position among the compiled parameters is remembered, and each call fills
 // those positions with its own values (every other parameter is a constant of the query and
 // kept as compiled). A builder must not branch on a value (it only ever sees markers): what
-// changes the statement's shape is a separate statement (see children/store.ts).
+// changes the statement's shape is a separate statement (see tenantRead in
+// families/store.ts, one per kind of tenant).
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './connect.js';
 
@@ -31,7 +32,7 @@ interface Template {
 }
 
 export interface ReusedStatement<Name extends string, Row> {
-  /** The statement as it runs with `values` (what the bench's comparators run). */
+  /** The statement as it runs with `values` (what `execute` sends). */
   compile(db: Db, values: Readonly<Record<Name, string>>): CompiledQuery<Row>;
   execute(db: Db, values: Readonly<Record<Name, string>>): Promise<Row[]>;
 }
