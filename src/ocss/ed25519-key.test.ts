@@ -64,20 +64,42 @@ describe('RFC 8032 §7.1 Ed25519 vectors', () => {
         Buffer.from(vector.publicKey, 'hex').toString('base64url'),
       );
       const signature = Buffer.from(vector.signature, 'hex');
-      expect(verifyBytes(publicKey, message, signature)).toBe(true);
+      expect(await verifyBytes(publicKey, message, signature)).toBe(true);
 
       const otherMessage = Buffer.concat([message, Buffer.from([0])]);
-      expect(verifyBytes(publicKey, otherMessage, signature)).toBe(false);
+      expect(await verifyBytes(publicKey, otherMessage, signature)).toBe(false);
       const flipped = Buffer.from(signature);
       flipped[0] = (flipped[0] ?? 0) ^ 1;
-      expect(verifyBytes(publicKey, message, flipped)).toBe(false);
+      expect(await verifyBytes(publicKey, message, flipped)).toBe(false);
     });
   }
 
   it('rejects a signature of the wrong length instead of throwing', async () => {
     const key = await generateSigningKey();
-    expect(verifyBytes(key.publicKey, Buffer.from('x'), Buffer.alloc(63))).toBe(false);
-    expect(verifyBytes(key.publicKey, Buffer.from('x'), Buffer.alloc(0))).toBe(false);
+    expect(await verifyBytes(key.publicKey, Buffer.from('x'), Buffer.alloc(63))).toBe(false);
+    expect(await verifyBytes(key.publicKey, Buffer.from('x'), Buffer.alloc(0))).toBe(false);
+  });
+
+  it('is false for a key of another type', async () => {
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    expect(await verifyBytes(publicKey, Buffer.from('x'), Buffer.alloc(64))).toBe(false);
+  });
+
+  it('answers each of many verifications running at once with its own result', async () => {
+    // They run on the thread pool together: every answer must still be its own signature's.
+    const key = await generateSigningKey();
+    const messages = Array.from({ length: 64 }, (_, index) => Buffer.from(`message ${index}`));
+    const signatures = messages.map((message) => key.sign(message));
+    const results = await Promise.all(
+      messages.map((message, index) =>
+        verifyBytes(
+          key.publicKey,
+          message,
+          signatures[index % 2 === 0 ? index : index - 1] as Buffer,
+        ),
+      ),
+    );
+    expect(results).toEqual(messages.map((_, index) => index % 2 === 0));
   });
 });
 
@@ -87,7 +109,7 @@ describe('signing keys', () => {
     const again = await loadSigningKeyPem(exportPrivateKeyPem(key));
     expect(again.kid).toBe(key.kid);
     const message = Buffer.from('trust list');
-    expect(verifyBytes(again.publicKey, message, key.sign(message))).toBe(true);
+    expect(await verifyBytes(again.publicKey, message, key.sign(message))).toBe(true);
     expect(signBytes(key.privateKey, message).equals(key.sign(message))).toBe(true);
   });
 

@@ -107,7 +107,7 @@ async function verify(
 
   const publicKey = await resolvePublicKey(options, keyid);
   const base = buildSignatureBase(request, received.components, received.signatureParams, fields);
-  if (!verifyBytes(publicKey, Buffer.from(base, 'utf8'), received.signature)) {
+  if (!(await verifyBytes(publicKey, Buffer.from(base, 'utf8'), received.signature))) {
     throw OcssError.signatureInvalid('the signature does not verify');
   }
 
