@@ -38,10 +38,16 @@ import { soak, soakSeconds } from './soak.js';
  */
 type Comparator = 'hello' | 'same bytes' | 'same SQL';
 
+/**
+ * BENCH_FRAMEWORK_BASELINE=1 runs the `same SQL` comparator inside a bare Fastify app
+ * (bench/fastify-same-sql-server.mjs): what the framework itself adds to a keyed read.
+ */
+const FRAMEWORK_BASELINE = process.env.BENCH_FRAMEWORK_BASELINE === '1';
+
 const COMPARATOR_NAMES: Record<Comparator, string> = {
   hello: 'bare hello',
   'same bytes': 'bare, same bytes',
-  'same SQL': 'bare + pg, same SQL',
+  'same SQL': FRAMEWORK_BASELINE ? 'Fastify + pg, same SQL' : 'bare + pg, same SQL',
 };
 
 interface Row {
@@ -434,14 +440,26 @@ interface Figures {
    * Undefined where /proc is not there.
    */
   cpuMicros?: number;
+  /**
+   * The same for the process's main thread alone (JavaScript's thread): what is left of
+   * cpuMicros once libuv's pool (Ed25519 verification, file writes) and V8's GC threads are
+   * taken out. The rate of a CPU-bound Node server is bounded by this thread.
+   */
+  mainThreadCpuMicros?: number;
 }
 
-/** A server process's CPU seconds so far (utime + stime), or undefined without /proc. */
-function cpuSeconds(pid: number): number | undefined {
+/**
+ * A server process's CPU seconds so far (utime + stime), or undefined without /proc; with
+ * `mainThread`, those of its main thread alone (its task id is the process id).
+ */
+function cpuSeconds(pid: number, mainThread = false): number | undefined {
   try {
     // Fields after the command name (which may hold spaces): utime and stime are the 12th
     // and 13th, in clock ticks (100 a second on Linux).
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(
+      mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`,
+      'utf8',
+    );
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
@@ -491,6 +509,7 @@ async function load(
   duration = SECONDS,
 ): Promise<Figures> {
   const cpuBefore = server.pid === undefined ? undefined : cpuSeconds(server.pid);
+  const mainBefore = server.pid === undefined ? undefined : cpuSeconds(server.pid, true);
   const result = await autocannon({
     url: `${server.url}${row.path}`,
     method: row.method ?? 'GET',
@@ -502,12 +521,15 @@ async function load(
     ...(row.rotate ? rotateHeader(row.rotate) : {}),
   });
   const cpuAfter = server.pid === undefined ? undefined : cpuSeconds(server.pid);
+  const mainAfter = server.pid === undefined ? undefined : cpuSeconds(server.pid, true);
   const answered = result.requests.total;
+  const perRequest = (before: number | undefined, after: number | undefined) =>
+    before === undefined || after === undefined || answered === 0
+      ? undefined
+      : ((after - before) * 1e6) / answered;
   return {
-    cpuMicros:
-      cpuBefore === undefined || cpuAfter === undefined || answered === 0
-        ? undefined
-        : ((cpuAfter - cpuBefore) * 1e6) / answered,
+    cpuMicros: perRequest(cpuBefore, cpuAfter),
+    mainThreadCpuMicros: perRequest(mainBefore, mainAfter),
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -674,7 +696,16 @@ async function startComparator(target: Target, row: Row) {
     env.DATABASE_URL = target.databaseUrl;
     env.BENCH_POOL_SIZE = String(HAVEN_POOL_SIZE);
   }
-  const server = await startServer(['bench/same-bytes-server.mjs'], env, undefined, true);
+  const server = await startServer(
+    [
+      row.comparator === 'same SQL' && FRAMEWORK_BASELINE
+        ? 'bench/fastify-same-sql-server.mjs'
+        : 'bench/same-bytes-server.mjs',
+    ],
+    env,
+    undefined,
+    true,
+  );
   return { url: server.url, pid: server.pid, stop: () => stop(server.child) };
 }
 
@@ -750,6 +781,7 @@ function tableLine(
     haven.p99,
     haven.non2xx,
     micros(haven.cpuMicros),
+    micros(haven.mainThreadCpuMicros),
     micros(comparator?.cpuMicros),
   ];
   return `| ${cells.join(' | ')} |`;
@@ -770,8 +802,8 @@ const thousands = (n: number) => n.toLocaleString('en-US').replaceAll(',', ' ');
 try {
   const notes: string[] = [];
   const table = [
-    '| path | Haven req/s | comparator | comparator req/s | ratio | goal | met | Haven p50 ms | Haven p99 ms | non-2xx | Haven CPU µs/req | comparator CPU µs/req |',
-    '|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|',
+    '| path | Haven req/s | comparator | comparator req/s | ratio | goal | met | Haven p50 ms | Haven p99 ms | non-2xx | Haven CPU µs/req | Haven main thread µs/req | comparator CPU µs/req |',
+    '|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|',
   ];
   // First, while nothing but its own startup has touched this Haven.
   let idle: number | undefined;
@@ -841,7 +873,7 @@ try {
   }
   if (idle !== undefined) {
     table.push(
-      `| idle database load, workers inline | ${idle.toFixed(1)} transactions/s | — | — | — | ≤ ${IDLE_GOAL} /s | ${idle <= IDLE_GOAL ? 'yes' : 'no'} | | | | | |`,
+      `| idle database load, workers inline | ${idle.toFixed(1)} transactions/s | — | — | — | ≤ ${IDLE_GOAL} /s | ${idle <= IDLE_GOAL ? 'yes' : 'no'} | | | | | | |`,
     );
   }
   const lines = [

@@ -1,0 +1,31 @@
+// The framework's own share of a keyed read, for `BENCH_FRAMEWORK_BASELINE=1 npm run bench`:
+// the `same SQL` comparator (same-bytes-server.mjs) inside a bare Fastify app — one route, no
+// hooks, no schema — which runs the row's statements on a `pg` pool and serialises the body
+// Haven answered (parsed once) per request. Haven's figure minus this one is what Haven's
+// own pipeline costs beyond Fastify and `pg`.
+import { readFileSync } from 'node:fs';
+import Fastify from 'fastify';
+import pg from 'pg';
+
+const response = JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8'));
+const payload = JSON.parse(Buffer.from(response.bodyBase64, 'base64').toString('utf8'));
+const statements = JSON.parse(process.env.BENCH_STATEMENTS ?? '[]');
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.BENCH_POOL_SIZE ?? 10),
+});
+
+const app = Fastify({ logger: false });
+app.get('/*', async (_request, reply) => {
+  for (const statement of statements) {
+    await pool.query(statement.sql, statement.parameters);
+  }
+  return reply.code(response.status).send(payload);
+});
+await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
+process.on('SIGTERM', () =>
+  app
+    .close()
+    .then(() => pool.end())
+    .then(() => process.exit(0)),
+);
