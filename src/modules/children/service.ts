@@ -60,12 +60,21 @@ export function createChildrenService(deps: {
 }) {
   const { db, clock } = deps;
 
-  /** The wire shape: birth date as midnight UTC, with the age and band it gives today. */
+  /**
+   * The wire shape: birth date as midnight UTC, with the age and band it gives today. Built
+   * field by field rather than spread: rows read with their family's facts arrive as
+   * copies of varying shape, and this runs for every child of every read.
+   */
   function present(child: ChildRow) {
     const age = ageOn(child.birth_date, clock.now());
     return {
-      ...child,
+      id: child.id,
+      family_id: child.family_id,
+      name: child.name,
       birth_date: birthDateTime(child.birth_date),
+      avatar_url: child.avatar_url,
+      created_at: child.created_at,
+      updated_at: child.updated_at,
       age,
       age_group: bandForAge(Math.max(0, age)).group,
     };
