@@ -2,6 +2,7 @@
 // hands them to whoever must use them; every listing leaves them out.
 import { type ColumnType, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { reusedStatement } from '../../db/reused-statement.js';
 import { type FamilyTenant, familyAnchor, NEWEST_FIRST, withRows } from '../families/store.js';
 import type { ChildProfile } from '../oauth/service.js';
 
@@ -78,12 +79,16 @@ export async function findConnection(db: Db, id: string): Promise<ConnectionRow 
   return selectPublic(db).where('id', '=', id).executeTakeFirst();
 }
 
-export async function listConnections(db: Db, familyId: string): Promise<ConnectionRow[]> {
-  return selectPublic(db)
+/** Read by every policy change (is there anything to enforce on?): compiled once. */
+const connectionsOf = reusedStatement(['familyId'], (db, { familyId }) =>
+  selectPublic(db)
     .where('family_id', '=', familyId)
     .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+    .orderBy('id', 'desc'),
+);
+
+export async function listConnections(db: Db, familyId: string): Promise<ConnectionRow[]> {
+  return connectionsOf.execute(db, { familyId });
 }
 
 /** A family's connections, newest first, with the family's facts: one statement. */

@@ -2,6 +2,7 @@
 // function that hands it to the delivery worker; every listing leaves it out.
 import { type ColumnType, type Selectable, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { reusedStatement } from '../../db/reused-statement.js';
 import {
   type FamilyTenant,
   familyAnchor,
@@ -159,26 +160,32 @@ export async function listWebhooks(db: Db, familyIds: readonly string[]): Promis
 
 /** The active webhooks of a family that take an event of this type. */
 /** Active webhooks of the family subscribed to any of the event types (or to every event). */
+/**
+ * Every event any write publishes reads its subscribers: compiled once (db/reused-statement),
+ * the batch's event types as one JSON array. `?|` is true when the `events` array holds any
+ * of them as an element, or `*`.
+ */
+const subscribersOf = reusedStatement(['familyId', 'eventTypes'], (db, values) =>
+  db
+    .selectFrom('webhooks')
+    .select(PUBLIC_COLUMNS)
+    .where('family_id', '=', values.familyId)
+    .where('active', '=', true)
+    .where(
+      sql<boolean>`events ?| array(select jsonb_array_elements_text(${values.eventTypes}::jsonb))`,
+    )
+    .orderBy('created_at'),
+);
+
 export async function listSubscribers(
   db: Db,
   familyId: string,
   eventTypes: readonly string[],
 ): Promise<WebhookRow[]> {
-  return db
-    .selectFrom('webhooks')
-    .select(PUBLIC_COLUMNS)
-    .where('family_id', '=', familyId)
-    .where('active', '=', true)
-    .where((eb) =>
-      eb.or([
-        ...eventTypes.map((eventType) =>
-          eb('events', '@>', sql<string[]>`${JSON.stringify([eventType])}::jsonb`),
-        ),
-        eb('events', '@>', sql<string[]>`'["*"]'::jsonb`),
-      ]),
-    )
-    .orderBy('created_at')
-    .execute();
+  return subscribersOf.execute(db, {
+    familyId,
+    eventTypes: JSON.stringify([...eventTypes, '*']),
+  });
 }
 
 export async function updateWebhook(
