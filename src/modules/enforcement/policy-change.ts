@@ -7,7 +7,8 @@
 // - `policy.paused`: when another active policy is now in force, that one is pushed (the
 //   platforms must not keep enforcing a paused policy while another is in force). With none
 //   left, nothing is queued: there is nothing to enforce, and platforms keep what they had.
-// - Only when the family has at least one connection (no job that could only be empty).
+// - Only when the family has at least one connection (no job that could only be empty); a
+//   family the change itself created has none, and is not read.
 // - Coalesced: while the child has a policy_change job still pending, a further change only
 //   points that job at the newer policy and version; a burst of edits becomes one run.
 import { randomUUID } from 'node:crypto';
@@ -80,7 +81,12 @@ export function createPolicyChangeListener(deps: {
     }
   }
 
-  return async (events) => {
+  return async (events, facts) => {
+    // A family this very change made (quick setup) has no connections to enforce on yet: a
+    // platform is connected to a family through its id, which its maker has not been told.
+    if (facts.familyCreated) {
+      return;
+    }
     // A batch is one family's: its connections are read once, and only if an event asks.
     let connected: Promise<boolean> | undefined;
     const hasConnections = () => {

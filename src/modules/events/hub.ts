@@ -40,8 +40,17 @@ export interface EventChange {
   data: Record<string, unknown>;
 }
 
+/** What the publisher knows about the change as a whole, for listeners to skip reads. */
+export interface EventBatchFacts {
+  /** The change made the family itself: nothing else of it (connections, webhooks) exists. */
+  familyCreated?: boolean;
+}
+
 /** Receives the events of one publish call: one family's, in the order they happened. */
-export type EventListener = (events: readonly DomainEvent[]) => Promise<void>;
+export type EventListener = (
+  events: readonly DomainEvent[],
+  facts: EventBatchFacts,
+) => Promise<void>;
 
 export interface EventPublisher {
   publish(type: EventType, familyId: string, data: Record<string, unknown>): Promise<void>;
@@ -49,13 +58,21 @@ export interface EventPublisher {
    * Several events of one family from one change, in order: each listener gets them together,
    * so what it reads to act on them (a family's webhooks, its connections) it reads once.
    */
-  publishAll(familyId: string, events: readonly EventChange[]): Promise<void>;
+  publishAll(
+    familyId: string,
+    events: readonly EventChange[],
+    facts?: EventBatchFacts,
+  ): Promise<void>;
 }
 
 export function createEventHub(deps: { clock: Clock; log: FastifyBaseLogger }) {
   const listeners: Array<{ name: string; listener: EventListener }> = [];
 
-  async function publishAll(familyId: string, changes: readonly EventChange[]) {
+  async function publishAll(
+    familyId: string,
+    changes: readonly EventChange[],
+    facts: EventBatchFacts = {},
+  ) {
     if (changes.length === 0) {
       return;
     }
@@ -68,7 +85,7 @@ export function createEventHub(deps: { clock: Clock; log: FastifyBaseLogger }) {
     }));
     for (const { name, listener } of listeners) {
       try {
-        await listener(events);
+        await listener(events, facts);
       } catch (error) {
         // The change itself is committed; a subscriber that cannot keep up must not turn it
         // into an error for the caller. The log line names what was missed.

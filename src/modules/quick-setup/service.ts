@@ -48,7 +48,7 @@ export function createQuickSetupService(deps: {
     } else if (rows.wrote.policy === 'updated') {
       events.push({ type: 'policy.updated', data: policy });
     }
-    await deps.events.publishAll(rows.family.id, events);
+    await deps.events.publishAll(rows.family.id, events, { familyCreated: rows.wrote.family });
   }
 
   return {

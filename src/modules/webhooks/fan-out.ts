@@ -10,9 +10,10 @@ export function webhookFanOut(deps: {
   db: Db;
   queue: Pick<DeliveryQueue, 'queueMessages'>;
 }): EventListener {
-  return async (events) => {
+  return async (events, facts) => {
     const [first] = events;
-    if (!first) {
+    // Webhooks belong to a family: one this very change made has none yet.
+    if (!first || facts.familyCreated) {
       return;
     }
     // One read for the batch (one family's events), then each event to its subscribers.
