@@ -70,22 +70,16 @@ function newRules(input: QuickSetupWrite, policyId: string, rules: RuleWrite[]):
 const byCategory = (a: PolicyRuleRow, b: PolicyRuleRow) => (a.category < b.category ? -1 : 1);
 
 /**
- * The rules' insert: every rule in one jsonb parameter, expanded by `jsonb_to_recordset`. The
- * text and its four parameters are the same however many rules; a VALUES list had seven
+ * The rules' insert: every row in one jsonb parameter, expanded by `jsonb_to_recordset`. The
+ * text and its one parameter are the same however many rules; a VALUES list had seven
  * parameters a rule, and building it (Kysely) and converting each value (`pg`) was ~15 % of a
  * quick setup's server time. Nothing is returned: the rows are the ones written here.
  */
-function insertRules(policyId: string, rules: PolicyRuleRow[], now: Date) {
-  const values = rules.map(({ id, category, enabled, config }) => ({
-    id,
-    category,
-    enabled,
-    config,
-  }));
+function insertRules(rules: PolicyRuleRow[]) {
   return sql`insert into policy_rules (id, policy_id, category, enabled, config, created_at, updated_at)
-    select r.id, ${policyId}::uuid, r.category, r.enabled, r.config, ${now}::timestamptz, ${now}::timestamptz
-    from jsonb_to_recordset(${JSON.stringify(values)}::jsonb)
-      as r(id uuid, category text, enabled boolean, config jsonb)`;
+    select * from jsonb_to_recordset(${JSON.stringify(rules)}::jsonb)
+      as r(id uuid, policy_id uuid, category text, enabled boolean, config jsonb,
+        created_at timestamptz, updated_at timestamptz)`;
 }
 
 /**
@@ -107,12 +101,10 @@ function insertRow<T extends keyof Database & string>(table: T, row: Insertable<
 async function insertWithRules(
   db: Db,
   parents: RawBuilder<unknown>[],
-  policyId: string,
   rules: PolicyRuleRow[],
-  now: Date,
 ): Promise<PolicyRuleRow[]> {
   const ctes = parents.map((insert, index) => sql`w${sql.raw(String(index))} as (${insert})`);
-  const statement = insertRules(policyId, rules, now);
+  const statement = insertRules(rules);
   await (ctes.length === 0 ? statement : sql`with ${sql.join(ctes)} ${statement}`).execute(db);
   return rules;
 }
@@ -139,13 +131,7 @@ async function writeNewFamily(
   }
   parents.push(insertRow('children', child));
   parents.push(insertRow('policies', policy));
-  const rules = await insertWithRules(
-    db,
-    parents,
-    policy.id,
-    newRules(input, policy.id, input.rules),
-    input.now,
-  );
+  const rules = await insertWithRules(db, parents, newRules(input, policy.id, input.rules));
   rules.sort(byCategory);
   return { family, child, policy, rules, wrote: { family: true, child: true, policy: 'created' } };
 }
@@ -277,13 +263,7 @@ async function writeIntoFamily(
     const missing = input.rules.filter((rule) => !presentCategories.has(rule.category));
     const inserted =
       missing.length > 0
-        ? await insertWithRules(
-            trx,
-            parents,
-            policy.id,
-            newRules(input, policy.id, missing),
-            input.now,
-          )
+        ? await insertWithRules(trx, parents, newRules(input, policy.id, missing))
         : [];
     // A repair is one change of the policy. A policy its family paused stays paused: that was
     // a decision, not a half-made setup.

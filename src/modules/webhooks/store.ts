@@ -158,12 +158,10 @@ export async function listWebhooks(db: Db, familyIds: readonly string[]): Promis
     .execute();
 }
 
-/** The active webhooks of a family that take an event of this type. */
-/** Active webhooks of the family subscribed to any of the event types (or to every event). */
 /**
- * Every event any write publishes reads its subscribers: compiled once (db/reused-statement),
- * the batch's event types as one JSON array. `?|` is true when the `events` array holds any
- * of them as an element, or `*`.
+ * Every event any write publishes reads its subscribers, so the statement is compiled once
+ * (db/reused-statement), with the batch's event types as one JSON array: `?|` is true when
+ * the `events` array holds any of them, or `*`, as an element.
  */
 const subscribersOf = reusedStatement(['familyId', 'eventTypes'], (db, values) =>
   db
@@ -177,6 +175,7 @@ const subscribersOf = reusedStatement(['familyId', 'eventTypes'], (db, values) =
     .orderBy('created_at'),
 );
 
+/** Active webhooks of the family subscribed to any of the event types (or to every event). */
 export async function listSubscribers(
   db: Db,
   familyId: string,
