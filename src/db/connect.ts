@@ -8,6 +8,7 @@ import {
   postgresNotifications,
 } from './notifications.js';
 import { PGlitePool } from './pglite-pool.js';
+import { preparingPool } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -98,7 +99,10 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
   // A connection that dies outside a query (mid-handshake, or checked out between two
   // queries) emits 'error' on its client; unheard, that would crash the process.
   pool.on('connect', (client) => client.on('error', onError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: preparingPool(pool) }),
+    log: options.log,
+  });
   const notifications = postgresNotifications(connectionString, { onLost: onError });
   return handleFor(db, 'postgres', notifications, async () => {
     if (!pool.ended) {
@@ -113,7 +117,10 @@ export function wrapPGlite(
   options: Pick<PostgresOptions, 'log'> = {},
 ): DatabaseHandle {
   const pool = new PGlitePool(pglite);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: options.log,
+  });
   const notifications = pgliteNotifications(pglite, (run) => pool.exclusively(run));
   return handleFor(db, 'pglite', notifications, () => pool.end());
 }

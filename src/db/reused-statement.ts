@@ -12,6 +12,7 @@
 // families/store.ts, one per kind of tenant).
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './connect.js';
+import { registerPrepared } from './prepared-statements.js';
 
 /**
  * The builder sees these in place of the values, and is compiled twice with two sets of
@@ -76,6 +77,8 @@ export function reusedStatement<Name extends string, Row>(
       }
       const slots = first.parameters.map((p, at) => slotOf(p, second.parameters[at], names));
       template = { sql: first.sql, slots };
+      // The text never changes: PostgreSQL may parse and plan it once per connection.
+      registerPrepared(template.sql);
       templates.set(db, template);
     }
     return template;
