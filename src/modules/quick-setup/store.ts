@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Insertable, type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { registerPrepared } from '../../db/prepared-statements.js';
 import type { Database } from '../../db/schema.js';
 import type { ChildRow } from '../children/store.js';
 import type { FamilyRow } from '../families/store.js';
@@ -105,7 +106,13 @@ async function insertWithRules(
 ): Promise<PolicyRuleRow[]> {
   const ctes = parents.map((insert, index) => sql`w${sql.raw(String(index))} as (${insert})`);
   const statement = insertRules(rules);
-  await (ctes.length === 0 ? statement : sql`with ${sql.join(ctes)} ${statement}`).execute(db);
+  const compiled = (
+    ctes.length === 0 ? statement : sql`with ${sql.join(ctes)} ${statement}`
+  ).compile(db);
+  // Its text depends only on which tables and columns are written (the values are
+  // parameters): a handful of texts, worth PostgreSQL's planning them once per connection.
+  registerPrepared(compiled.sql);
+  await db.executeQuery(compiled);
   return rules;
 }
 
