@@ -1,6 +1,7 @@
 // Reused statements run as server-side prepared statements on PostgreSQL: parsed once per
 // connection and reused, never inside a transaction, and still answering after a migration
-// changes a table they read (the stale plan's 0A000 is recovered from, not passed on).
+// changes a table they read or after the session lost them (0A000 and 26000 are recovered
+// from, not passed on).
 // PGlite's pool is not wrapped (db/prepared-statements.ts): these run on PostgreSQL only.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
@@ -87,6 +88,20 @@ describe.runIf(process.env.DATABASE_URL)('prepared statements on PostgreSQL', ()
       expect(names.some((name) => /_g1$/.test(name))).toBe(true);
     } finally {
       await sql`alter table families drop column prepared_probe`.execute(db);
+    }
+  });
+
+  it('still answers when the session lost its prepared statements', async () => {
+    const familyIdOnly = reusedStatement(['id'], (db, { id }) =>
+      db.selectFrom('families').select(['id']).where('id', '=', id),
+    );
+    const db = database.handle.db;
+    expect(await familyIdOnly.execute(db, { id: familyId })).toEqual([{ id: familyId }]);
+    // What DISCARD ALL (or a pooler handing the session on) does; pg still counts the
+    // statement as prepared on this connection.
+    await sql`deallocate all`.execute(db);
+    for (let run = 0; run < 2; run++) {
+      expect(await familyIdOnly.execute(db, { id: familyId })).toEqual([{ id: familyId }]);
     }
   });
 

@@ -10,17 +10,23 @@
 //   prepared name for the connection's life).
 // - Only outside a transaction. A prepared `select *` fails with "cached plan must not
 //   change result type" (0A000) once a migration elsewhere (another instance, during a
-//   rolling deploy) changes a table it reads; outside a transaction that failure is
-//   recoverable: the text gets a new name (prepared afresh, on this and every other
-//   connection) and the statement runs again. Inside one it would abort the transaction,
-//   so there statements stay unnamed, as before.
+//   rolling deploy) changes a table it reads, and any prepared statement fails with "does
+//   not exist" (26000) if its session lost it; outside a transaction either is recoverable:
+//   the text gets a new name (prepared afresh, on this and every other connection) and the
+//   statement runs again. Inside one it would abort the transaction, so there statements
+//   stay unnamed, as before.
 // - PGlite is not wrapped: it has no pool of connections to prepare on, and its statements
 //   cost no round trip.
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 
-/** PostgreSQL's SQLSTATE for "cached plan must not change result type". */
-const STALE_PLAN = '0A000';
+/**
+ * PostgreSQL's SQLSTATEs for a prepared statement that can no longer run as prepared:
+ * "cached plan must not change result type" (a migration changed what it reads), and
+ * "prepared statement does not exist" (the session lost it: `DEALLOCATE`/`DISCARD ALL`, or
+ * a pooler in front of PostgreSQL that hands statements to other sessions).
+ */
+const STALE_PREPARED = new Set(['0A000', '26000']);
 
 interface Named {
   name: string;
@@ -44,8 +50,8 @@ export function registerPrepared(text: string): void {
   }
 }
 
-function isStalePlan(error: unknown): boolean {
-  return (error as { code?: unknown })?.code === STALE_PLAN;
+function isStalePrepared(error: unknown): boolean {
+  return STALE_PREPARED.has((error as { code?: string })?.code ?? '');
 }
 
 /** Statements that open and close a transaction, as Kysely sends them. */
@@ -90,7 +96,7 @@ class PreparingClient implements PostgresPoolClient {
     try {
       return await this.#client.query({ name: named.name, text, values });
     } catch (error) {
-      if (!isStalePlan(error)) {
+      if (!isStalePrepared(error)) {
         throw error;
       }
       // Another request may have renamed it already; rename once per stale generation.
