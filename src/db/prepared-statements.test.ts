@@ -103,6 +103,16 @@ describe.runIf(process.env.DATABASE_URL)('prepared statements on PostgreSQL', ()
     for (let run = 0; run < 2; run++) {
       expect(await familyIdOnly.execute(db, { id: familyId })).toEqual([{ id: familyId }]);
     }
+    // Lost again and again (a pooler in transaction mode would do that): after a few
+    // renames the text runs unnamed, and nothing more is left behind in the session.
+    for (let lost = 0; lost < 4; lost++) {
+      await sql`deallocate all`.execute(db);
+      expect(await familyIdOnly.execute(db, { id: familyId })).toEqual([{ id: familyId }]);
+    }
+    const text = familyIdOnly.compile(db, { id: familyId }).sql;
+    expect((await preparedOnConnection(db)).filter((row) => row.statement === text)).toEqual([]);
+    expect(await familyIdOnly.execute(db, { id: familyId })).toEqual([{ id: familyId }]);
+    expect((await preparedOnConnection(db)).filter((row) => row.statement === text)).toEqual([]);
   });
 
   it('leaves statements inside a transaction unnamed', async () => {

@@ -43,6 +43,14 @@ const registered = new Map<string, Named>();
  */
 const MOST_NAMED = 200;
 
+/**
+ * A text whose prepared statement went stale more often than this runs unnamed from then
+ * on: migrations are rare, so that many means something keeps losing them (a pooler handing
+ * statements between sessions), and each rename would leave one more statement behind in
+ * PostgreSQL's sessions.
+ */
+const MOST_RENAMES = 3;
+
 /** Names `text` wherever the pool below runs it outside a transaction. */
 export function registerPrepared(text: string): void {
   if (!registered.has(text) && registered.size < MOST_NAMED) {
@@ -85,7 +93,7 @@ class PreparingClient implements PostgresPoolClient {
       this.#inTransaction = effect === 'begin';
     }
     const named = this.#inTransaction ? undefined : registered.get(text);
-    if (!named) {
+    if (!named || named.generation > MOST_RENAMES) {
       return this.#client.query(text, values as unknown[]);
     }
     return this.#named(text, named, values as unknown[]);
@@ -103,6 +111,9 @@ class PreparingClient implements PostgresPoolClient {
       if (named.generation === generation) {
         named.generation += 1;
         named.name = `${named.name.replace(/_g\d+$/, '')}_g${named.generation}`;
+      }
+      if (named.generation > MOST_RENAMES) {
+        return this.#client.query(text, values);
       }
       return this.#client.query({ name: named.name, text, values });
     }
