@@ -71,6 +71,38 @@ function newRules(input: QuickSetupWrite, policyId: string, rules: RuleWrite[]):
 const byCategory = (a: PolicyRuleRow, b: PolicyRuleRow) => (a.category < b.category ? -1 : 1);
 
 /**
+ * The rule rows as the insert's JSON, every column. The rows share their two timestamps, so
+ * each distinct Date is written as text once: `Date#toJSON` on each of a setup's 40 dates
+ * was two thirds of stringifying its 20 rules (~41 → ~12 µs).
+ */
+function rulesJson(rules: PolicyRuleRow[]): string {
+  const texts = new Map<Date, string>();
+  const text = (date: Date) => {
+    let iso = texts.get(date);
+    if (iso === undefined) {
+      iso = date.toISOString();
+      texts.set(date, iso);
+    }
+    return iso;
+  };
+  return JSON.stringify(
+    rules.map(
+      (rule) =>
+        ({
+          id: rule.id,
+          policy_id: rule.policy_id,
+          category: rule.category,
+          enabled: rule.enabled,
+          config: rule.config,
+          created_at: text(rule.created_at),
+          updated_at: text(rule.updated_at),
+          // A column added to the row type must be added here (and to the insert) too.
+        }) satisfies Record<keyof PolicyRuleRow, unknown>,
+    ),
+  );
+}
+
+/**
  * The rules' insert: every row in one jsonb parameter, expanded by `jsonb_to_recordset`. The
  * text and its one parameter are the same however many rules; a VALUES list had seven
  * parameters a rule, and building it (Kysely) and converting each value (`pg`) was ~15 % of a
@@ -78,7 +110,7 @@ const byCategory = (a: PolicyRuleRow, b: PolicyRuleRow) => (a.category < b.categ
  */
 function insertRules(rules: PolicyRuleRow[]) {
   return sql`insert into policy_rules (id, policy_id, category, enabled, config, created_at, updated_at)
-    select * from jsonb_to_recordset(${JSON.stringify(rules)}::jsonb)
+    select * from jsonb_to_recordset(${rulesJson(rules)}::jsonb)
       as r(id uuid, policy_id uuid, category text, enabled boolean, config jsonb,
         created_at timestamptz, updated_at timestamptz)`;
 }
