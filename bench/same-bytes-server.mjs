@@ -3,7 +3,7 @@
 // content type, body; read once from BENCH_RESPONSE_FILE). With BENCH_STATEMENTS (JSON, the
 // statements Haven runs for the row, from bench/children-read-sql.ts) and DATABASE_URL, it
 // first runs those statements one after another on a `pg` pool of BENCH_POOL_SIZE, as Haven
-// does, and only then answers.
+// does (prepared, as Haven does, unless BENCH_COMPARATOR_PREPARED=0), and only then answers.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import pg from 'pg';
@@ -28,9 +28,19 @@ function answer(res) {
   res.end(body);
 }
 
+/**
+ * The statements run as named prepared statements, as Haven runs them on PostgreSQL: the
+ * comparator does Haven's database work exactly, and the ratio shows the server's own cost.
+ * BENCH_COMPARATOR_PREPARED=0 runs them unnamed (`pg`'s default, and the comparator before
+ * Haven prepared its statements).
+ */
+const prepared = process.env.BENCH_COMPARATOR_PREPARED !== '0';
+
 async function runStatements() {
-  for (const statement of statements) {
-    await pool.query(statement.sql, statement.parameters);
+  for (const [index, statement] of statements.entries()) {
+    await (prepared
+      ? pool.query({ name: `bench_${index}`, text: statement.sql, values: statement.parameters })
+      : pool.query(statement.sql, statement.parameters));
   }
 }
 
