@@ -119,12 +119,14 @@ describe('lingering close bounds', () => {
   it('stops reading past the byte bound, on keep-alive connections too', async () => {
     for (const closeAfter of [true, false]) {
       const port = await refusingServer(closeAfter);
-      const { socket, closed } = await announce(port, 64 * 1024 * 1024);
-      const sent = await stream(socket, 64 * 1024 * 1024);
+      const { socket, closed } = await announce(port, 1024 * 1024 * 1024);
+      const sent = await stream(socket, 1024 * 1024 * 1024);
       await closed;
-      // Cut somewhere past the bound (the kernel buffers a little more), far from 64 MiB.
+      // Cut somewhere past the bound, far from the 1 GiB announced. How far past depends on
+      // the machine: the bound is looked at every checkMs, and loopback can carry 30 MiB
+      // and more between two looks on a busy machine (a CI run measured 32.1 MiB).
       expect(sent).toBeGreaterThan(BOUNDS.maxBytes);
-      expect(sent).toBeLessThan(32 * 1024 * 1024);
+      expect(sent).toBeLessThan(256 * 1024 * 1024);
       await new Promise((resolve) => server?.close(resolve));
     }
   });
