@@ -117,10 +117,7 @@ export function wrapPGlite(
   options: Pick<PostgresOptions, 'log'> = {},
 ): DatabaseHandle {
   const pool = new PGlitePool(pglite);
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool }),
-    log: options.log,
-  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
   const notifications = pgliteNotifications(pglite, (run) => pool.exclusively(run));
   return handleFor(db, 'pglite', notifications, () => pool.end());
 }

@@ -1,8 +1,8 @@
-// Server-side prepared statements for the few texts hot reads send on every request (those
-// of db/reused-statement.ts, whose text never changes). An unnamed statement is parsed,
+// Server-side prepared statements for the few fixed texts sent on every request (those of
+// db/reused-statement.ts, and a new family's quick setup statement). An unnamed statement is parsed,
 // analysed and planned by PostgreSQL every time it runs; a named one is parsed once per
 // connection and its plan reused, which on the children read took ~100 µs of PostgreSQL's
-// CPU off every read (measured with `pg` alone, decisions: "Prepared statements"). On a
+// CPU off every read (measured with `pg` alone; decisions: "Prepared statements for the hot reads"). On a
 // 2-core machine PostgreSQL and Node share the CPU, so that is throughput.
 //
 // What keeps this safe:
@@ -62,8 +62,17 @@ function isStalePrepared(error: unknown): boolean {
   return STALE_PREPARED.has((error as { code?: string })?.code ?? '');
 }
 
+/**
+ * Kysely's transaction statements are short (`begin`, `start transaction isolation level
+ * …`, `commit`, `rollback`): longer texts, every read and write, are not looked into.
+ */
+const LONGEST_TRANSACTION_STATEMENT = 64;
+
 /** Statements that open and close a transaction, as Kysely sends them. */
 function transactionEffect(text: string): 'begin' | 'end' | undefined {
+  if (text.length > LONGEST_TRANSACTION_STATEMENT) {
+    return undefined;
+  }
   const head = text.slice(0, 16).trimStart().toLowerCase();
   if (head.startsWith('begin') || head.startsWith('start transaction')) {
     return 'begin';
