@@ -96,17 +96,11 @@ export function keyedCatalogFastPath(options: {
         at: now,
         ip: request.socket.remoteAddress ?? '',
       });
-      return answerFast(
-        request,
-        response,
-        200,
-        {
-          ...rateLimitHeaders(decision),
-          'content-type': 'application/json; charset=utf-8',
-          'content-length': catalog.body.length,
-        },
-        catalog.body,
-      );
+      // Added to the fresh object, not spread into a new one (see answerFast).
+      const headers: Record<string, string | number> = rateLimitHeaders(decision);
+      headers['content-type'] = 'application/json; charset=utf-8';
+      headers['content-length'] = catalog.body.length;
+      return answerFast(request, response, 200, headers, catalog.body);
     },
   };
 }

@@ -13,7 +13,8 @@ import { requestIdFor } from './request-log.js';
 /**
  * Writes a fast path's answer with the headers every response carries (the request id,
  * nosniff and the CORS pair that the Fastify hooks set on the other path) added to its own,
- * and returns the request id (see FastPath).
+ * and returns the request id (see FastPath). `own` is a fresh object of the caller's, and
+ * the common headers are written into it.
  */
 export function answerFast(
   request: IncomingMessage,
@@ -23,13 +24,16 @@ export function answerFast(
   body?: string | Buffer,
 ): string {
   const requestId = requestIdFor(request);
-  response.writeHead(status, {
-    ...own,
-    'x-request-id': requestId,
-    'x-content-type-options': 'nosniff',
-    'access-control-allow-origin': '*',
-    'access-control-expose-headers': CORS_EXPOSED_HEADERS,
-  });
+  // Not `{ ...own, 'x-request-id': … }`: Node 20's V8 gives an object made by a leading
+  // spread a map of its own, so each property added after the spread takes the runtime's
+  // slow path (~1.5 µs each; these four were ~6 µs of a ~25 µs 304, see docs/decisions.md
+  // "Spreads on the hot paths"). Added to the caller's literal they follow cached
+  // transitions (~0.1 µs for the four).
+  own['x-request-id'] = requestId;
+  own['x-content-type-options'] = 'nosniff';
+  own['access-control-allow-origin'] = '*';
+  own['access-control-expose-headers'] = CORS_EXPOSED_HEADERS;
+  response.writeHead(status, own);
   response.end(body);
   return requestId;
 }

@@ -74,21 +74,16 @@ export function devicePollFastPath(options: {
       if (!decision) {
         return false;
       }
-      const headers = { ...rateLimitHeaders(decision), 'cache-control': 'private, no-cache', etag };
+      // Added to the fresh object, not spread into a new one (see answerFast).
+      const headers: Record<string, string | number> = rateLimitHeaders(decision);
+      headers['cache-control'] = 'private, no-cache';
+      headers.etag = etag;
       if (!policy) {
         return answerFast(request, response, 304, headers);
       }
-      return answerFast(
-        request,
-        response,
-        200,
-        {
-          ...headers,
-          'content-type': 'application/json; charset=utf-8',
-          'content-length': Buffer.byteLength(policy.json),
-        },
-        policy.json,
-      );
+      headers['content-type'] = 'application/json; charset=utf-8';
+      headers['content-length'] = Buffer.byteLength(policy.json);
+      return answerFast(request, response, 200, headers, policy.json);
     },
   };
 }
