@@ -1,6 +1,7 @@
 // The framework's own share of a keyed read, for `BENCH_FRAMEWORK_BASELINE=1 npm run bench`:
 // the `same SQL` comparator (same-bytes-server.mjs) inside a bare Fastify app — one route, no
-// hooks, no schema — which runs the row's statements on a `pg` pool and serialises the body
+// hooks, no schema — which runs the row's statements on a `pg` pool (prepared, as Haven and
+// the bare comparator run them) and serialises the body
 // Haven answered (parsed once) per request. Haven's figure minus this one is what Haven's
 // own pipeline costs beyond Fastify and `pg`.
 import { readFileSync } from 'node:fs';
@@ -16,9 +17,14 @@ const pool = new pg.Pool({
 });
 
 const app = Fastify({ logger: false });
+/** Prepared as the `same SQL` comparator runs them (BENCH_COMPARATOR_PREPARED=0: unnamed). */
+const prepared = process.env.BENCH_COMPARATOR_PREPARED !== '0';
+
 app.get('/*', async (_request, reply) => {
-  for (const statement of statements) {
-    await pool.query(statement.sql, statement.parameters);
+  for (const [index, statement] of statements.entries()) {
+    await (prepared
+      ? pool.query({ name: `bench_${index}`, text: statement.sql, values: statement.parameters })
+      : pool.query(statement.sql, statement.parameters));
   }
   return reply.code(response.status).send(payload);
 });
