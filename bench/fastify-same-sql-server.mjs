@@ -1,9 +1,9 @@
 // The framework's own share of a keyed read, for `BENCH_FRAMEWORK_BASELINE=1 npm run bench`:
 // the `same SQL` comparator (same-bytes-server.mjs) inside a bare Fastify app — one route, no
 // hooks, no schema — which runs the row's statements on a `pg` pool (prepared, as Haven and
-// the bare comparator run them) and serialises the body
-// Haven answered (parsed once) per request. Haven's figure minus this one is what Haven's
-// own pipeline costs beyond Fastify and `pg`.
+// the bare comparator run them) and serialises the body Haven answered (parsed once) per
+// request. Haven's figure minus this one is what Haven's own pipeline costs beyond Fastify
+// and `pg`.
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import pg from 'pg';
