@@ -1,12 +1,13 @@
 // The framework's own share of a keyed read, for `BENCH_FRAMEWORK_BASELINE=1 npm run bench`:
 // the `same SQL` comparator (same-bytes-server.mjs) inside a bare Fastify app — one route, no
-// hooks, no schema — which runs the row's statements on a `pg` pool (prepared, as Haven and
-// the bare comparator run them) and serialises the body Haven answered (parsed once) per
+// hooks, no schema — which runs the row's statements on a `pg` pool (comparator-statements.mjs,
+// as the bare comparator runs them) and serialises the body Haven answered (parsed once) per
 // request. Haven's figure minus this one is what Haven's own pipeline costs beyond Fastify
 // and `pg`.
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { runStatements } from './comparator-statements.mjs';
 
 const response = JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8'));
 const payload = JSON.parse(Buffer.from(response.bodyBase64, 'base64').toString('utf8'));
@@ -17,15 +18,8 @@ const pool = new pg.Pool({
 });
 
 const app = Fastify({ logger: false });
-/** Prepared as the `same SQL` comparator runs them (BENCH_COMPARATOR_PREPARED=0: unnamed). */
-const prepared = process.env.BENCH_COMPARATOR_PREPARED !== '0';
-
 app.get('/*', async (_request, reply) => {
-  for (const [index, statement] of statements.entries()) {
-    await (prepared
-      ? pool.query({ name: `bench_${index}`, text: statement.sql, values: statement.parameters })
-      : pool.query(statement.sql, statement.parameters));
-  }
+  await runStatements(pool, statements);
   return reply.code(response.status).send(payload);
 });
 await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });

@@ -3,10 +3,11 @@
 // content type, body; read once from BENCH_RESPONSE_FILE). With BENCH_STATEMENTS (JSON, the
 // statements Haven runs for the row, from bench/children-read-sql.ts) and DATABASE_URL, it
 // first runs those statements one after another on a `pg` pool of BENCH_POOL_SIZE, as Haven
-// does (prepared, as Haven does, unless BENCH_COMPARATOR_PREPARED=0), and only then answers.
+// does (comparator-statements.mjs), and only then answers.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import pg from 'pg';
+import { runStatements } from './comparator-statements.mjs';
 
 const response = JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8'));
 const body = Buffer.from(response.bodyBase64, 'base64');
@@ -28,28 +29,12 @@ function answer(res) {
   res.end(body);
 }
 
-/**
- * The statements run as named prepared statements, as Haven runs them on PostgreSQL: the
- * comparator does Haven's database work exactly, and the ratio shows the server's own cost.
- * BENCH_COMPARATOR_PREPARED=0 runs them unnamed (`pg`'s default, and the comparator before
- * Haven prepared its statements).
- */
-const prepared = process.env.BENCH_COMPARATOR_PREPARED !== '0';
-
-async function runStatements() {
-  for (const [index, statement] of statements.entries()) {
-    await (prepared
-      ? pool.query({ name: `bench_${index}`, text: statement.sql, values: statement.parameters })
-      : pool.query(statement.sql, statement.parameters));
-  }
-}
-
 const server = createServer((_request, res) => {
   if (!pool) {
     answer(res);
     return;
   }
-  runStatements().then(
+  runStatements(pool, statements).then(
     () => answer(res),
     (error) => {
       res.writeHead(500, { 'content-type': 'text/plain' });
