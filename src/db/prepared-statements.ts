@@ -29,9 +29,15 @@ import type pg from 'pg';
 const STALE_PREPARED = new Set(['0A000', '26000']);
 
 interface Named {
-  name: string;
+  /** `haven_N`: the statement's name until its first rename. */
+  base: string;
   /** Bumped when a prepared plan went stale: the next name is a new statement. */
   generation: number;
+}
+
+/** A new generation is a new name, so PostgreSQL prepares the text afresh. */
+function nameOf(named: Named): string {
+  return named.generation === 0 ? named.base : `${named.base}_g${named.generation}`;
 }
 
 const registered = new Map<string, Named>();
@@ -54,7 +60,7 @@ const MOST_RENAMES = 3;
 /** Names `text` wherever the pool below runs it outside a transaction. */
 export function registerPrepared(text: string): void {
   if (!registered.has(text) && registered.size < MOST_NAMED) {
-    registered.set(text, { name: `haven_${registered.size + 1}`, generation: 0 });
+    registered.set(text, { base: `haven_${registered.size + 1}`, generation: 0 });
   }
 }
 
@@ -111,7 +117,7 @@ class PreparingClient implements PostgresPoolClient {
   async #named(text: string, named: Named, values: unknown[]) {
     const generation = named.generation;
     try {
-      return await this.#client.query({ name: named.name, text, values });
+      return await this.#client.query({ name: nameOf(named), text, values });
     } catch (error) {
       if (!isStalePrepared(error)) {
         throw error;
@@ -119,12 +125,11 @@ class PreparingClient implements PostgresPoolClient {
       // Another request may have renamed it already; rename once per stale generation.
       if (named.generation === generation) {
         named.generation += 1;
-        named.name = `${named.name.replace(/_g\d+$/, '')}_g${named.generation}`;
       }
       if (named.generation > MOST_RENAMES) {
         return this.#client.query(text, values);
       }
-      return this.#client.query({ name: named.name, text, values });
+      return this.#client.query({ name: nameOf(named), text, values });
     }
   }
 
