@@ -1,6 +1,7 @@
 // Process entry: config -> storage -> migrations -> app -> listen -> graceful stop.
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
+import { collectStartupGarbage } from './collect-startup-garbage.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { openStorage } from './db/storage.js';
 
@@ -23,6 +24,10 @@ async function main(): Promise<void> {
   const app = await buildApp(config, { database: storage.database });
   storage.onIdleError((error) => app.log.warn({ err: error }, 'database connection lost'));
 
+  // Routes and their schemas are compiled by ready(); what compiling left behind is collected
+  // before the first request arrives (collect-startup-garbage.ts says why).
+  await app.ready();
+  collectStartupGarbage();
   await app.listen({ port: config.port, host: config.host });
   const { port } = app.server.address() as AddressInfo;
   if (!process.env.PUBLIC_BASE_URL) {
