@@ -328,6 +328,12 @@ function rows(auth: Credentials): Row[] {
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /**
+ * A row's SECONDS are measured in this many slices a side, Haven's alternating with its
+ * comparator's (see alternate); each slice is loaded SETTLE_SECONDS longer than it counts.
+ */
+const SLICES = Number(process.env.BENCH_SLICES ?? 5);
+const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 0.5);
+/**
  * Each side is loaded this long before it is measured. Haven's per-request CPU keeps falling
  * for several seconds of load (JIT tiers, heap sizing): with 1 s, the children read's first
  * figure was below its second, taken after more load with 100 times the data, in every one
@@ -507,42 +513,129 @@ function rotateHeader(rotate: { header: string; values: string[] }): Partial<aut
   };
 }
 
-async function load(
+/** What one stretch of load on one server measured: combined into Figures by `figures`. */
+interface Slice {
+  /** Responses counted (after the settle), and the seconds they were counted over. */
+  answered: number;
+  seconds: number;
+  /** The server's CPU seconds (all threads, then the main thread) over the same window. */
+  cpu?: number;
+  mainCpu?: number;
+  p50: number;
+  p99: number;
+  /** Over the whole stretch, settle included: answers by class, and requests not answered. */
+  classes: Record<'1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'errors', number>;
+}
+
+/** A server's clock and CPU seconds now (CPU undefined without /proc or a pid). */
+function reading(pid: number | undefined) {
+  return {
+    at: performance.now(),
+    cpu: pid === undefined ? undefined : cpuSeconds(pid),
+    mainCpu: pid === undefined ? undefined : cpuSeconds(pid, true),
+  };
+}
+
+/**
+ * Loads `server` with `row` for `settle + duration` seconds and counts only the responses
+ * (and the CPU) after the first `settle` seconds: every connection is busy by then, so a
+ * stretch's first answers, which arrive a latency late, do not make a slow server's short
+ * slice look slower than its steady rate.
+ */
+function load(
   server: { url: string; pid?: number },
   row: Row,
   duration = SECONDS,
-): Promise<Figures> {
-  const cpuBefore = server.pid === undefined ? undefined : cpuSeconds(server.pid);
-  const mainBefore = server.pid === undefined ? undefined : cpuSeconds(server.pid, true);
-  const result = await autocannon({
-    url: `${server.url}${row.path}`,
-    method: row.method ?? 'GET',
-    headers: row.headers,
-    body: row.body,
-    connections: CONNECTIONS,
-    duration,
-    ...(row.spreadClients ? spreadOverClients() : {}),
-    ...(row.rotate ? rotateHeader(row.rotate) : {}),
+  settle = 0,
+): Promise<Slice> {
+  let counting = settle === 0;
+  let answered = 0;
+  let from = reading(server.pid);
+  const started = new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `${server.url}${row.path}`,
+        method: row.method ?? 'GET',
+        headers: row.headers,
+        body: row.body,
+        connections: CONNECTIONS,
+        duration: settle + duration,
+        ...(row.spreadClients ? spreadOverClients() : {}),
+        ...(row.rotate ? rotateHeader(row.rotate) : {}),
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    instance.on('response', () => {
+      if (counting) {
+        answered++;
+      }
+    });
   });
-  const cpuAfter = server.pid === undefined ? undefined : cpuSeconds(server.pid);
-  const mainAfter = server.pid === undefined ? undefined : cpuSeconds(server.pid, true);
-  const answered = result.requests.total;
-  const perRequest = (before: number | undefined, after: number | undefined) =>
-    before === undefined || after === undefined || answered === 0
-      ? undefined
-      : ((after - before) * 1e6) / answered;
+  const settled =
+    settle > 0
+      ? setTimeout(() => {
+          counting = true;
+          from = reading(server.pid);
+        }, settle * 1000)
+      : undefined;
+  return started.then((result) => {
+    clearTimeout(settled);
+    const to = reading(server.pid);
+    const spent = (before?: number, after?: number) =>
+      before === undefined || after === undefined ? undefined : after - before;
+    return {
+      answered,
+      seconds: (to.at - from.at) / 1000,
+      cpu: spent(from.cpu, to.cpu),
+      mainCpu: spent(from.mainCpu, to.mainCpu),
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      classes: {
+        '1xx': result['1xx'],
+        '2xx': result['2xx'],
+        '3xx': result['3xx'],
+        '4xx': result['4xx'],
+        '5xx': result['5xx'],
+        errors: result.errors,
+      },
+    };
+  });
+}
+
+/**
+ * One server's figures over its slices: the rate and the CPU a request over all of them
+ * together, the median slice's p50 and the worst slice's p99.
+ */
+function figures(slices: Slice[]): Figures {
+  const sum = (pick: (slice: Slice) => number | undefined) => {
+    let total = 0;
+    for (const slice of slices) {
+      const value = pick(slice);
+      if (value === undefined) {
+        return undefined;
+      }
+      total += value;
+    }
+    return total;
+  };
+  const answered = sum((slice) => slice.answered) ?? 0;
+  const seconds = sum((slice) => slice.seconds) ?? 0;
+  const perRequest = (total: number | undefined) =>
+    total === undefined || answered === 0 ? undefined : (total * 1e6) / answered;
+  const p50s = slices.map((slice) => slice.p50).sort((a, b) => a - b);
+  const classes = (kind: keyof Slice['classes']) => sum((slice) => slice.classes[kind]) ?? 0;
   return {
-    cpuMicros: perRequest(cpuBefore, cpuAfter),
-    mainThreadCpuMicros: perRequest(mainBefore, mainAfter),
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    failures: result['5xx'] + result.errors,
-    refused: result['4xx'] + result['5xx'] + result.errors,
+    cpuMicros: perRequest(sum((slice) => slice.cpu)),
+    mainThreadCpuMicros: perRequest(sum((slice) => slice.mainCpu)),
+    rps: seconds > 0 ? answered / seconds : 0,
+    p50: p50s[Math.floor((p50s.length - 1) / 2)] ?? 0,
+    p99: Math.max(...slices.map((slice) => slice.p99)),
+    failures: classes('5xx') + classes('errors'),
+    refused: classes('4xx') + classes('5xx') + classes('errors'),
     non2xx:
       (['1xx', '3xx', '4xx', '5xx', 'errors'] as const)
-        .filter((kind) => result[kind] > 0)
-        .map((kind) => `${kind} ${result[kind]}`)
+        .filter((kind) => classes(kind) > 0)
+        .map((kind) => `${kind} ${classes(kind)}`)
         .join(', ') || '0',
   };
 }
@@ -732,7 +825,22 @@ async function touchEveryKey(url: string, row: Row): Promise<void> {
   });
 }
 
-/** Warms both (JIT, caches), then measures the comparator, then Haven. */
+/**
+ * Haven and its comparator in turn, SLICES times each: a machine whose speed drifts within a
+ * row (a shared VM's neighbours) moves both sides alike, where one stretch each put the
+ * drift between them.
+ */
+async function alternate(servers: { url: string; pid?: number }[], row: Row) {
+  const slices: Slice[][] = servers.map(() => []);
+  for (let slice = 0; slice < SLICES; slice++) {
+    for (const [at, server] of servers.entries()) {
+      slices[at]?.push(await load(server, row, SECONDS / SLICES, SETTLE_SECONDS));
+    }
+  }
+  return slices.map(figures);
+}
+
+/** Warms both (JIT, caches), then measures them in alternating slices. */
 async function measure(target: Target, unsigned: Row) {
   const row = unsigned.sign ? { ...unsigned, ...(await unsigned.sign()) } : unsigned;
   const comparator = await startComparator(target, row);
@@ -742,11 +850,15 @@ async function measure(target: Target, unsigned: Row) {
     }
     await touchEveryKey(target.server.url, row);
     await load(target.server, row, WARMUP_SECONDS);
-    const yardstick = comparator ? await load(comparator, row) : undefined;
+    if (!comparator) {
+      const [haven] = await alternate([target.server], row);
+      return { haven: haven as Figures, comparator: undefined };
+    }
+    const [yardstick, haven] = await alternate([comparator, target.server], row);
     if (yardstick?.failures) {
       throw new Error(`the comparator of "${row.name}" failed ${yardstick.failures} requests`);
     }
-    return { haven: await load(target.server, row), comparator: yardstick };
+    return { haven: haven as Figures, comparator: yardstick };
   } finally {
     await comparator?.stop();
   }
@@ -837,11 +949,11 @@ try {
     if (row.againWithFamilies && primary.databaseUrl) {
       await storeFamilies(primary.databaseUrl, row.againWithFamilies, primary.auth.orgId);
       await load(primary.server, row, WARMUP_SECONDS);
-      const again = await load(primary.server, row);
+      const [again] = await alternate([primary.server], row);
       table.push(
         tableLine(
           `${row.name}, ${thousands(row.againWithFamilies)} families stored`,
-          again,
+          again as Figures,
           `itself, ${thousands(FAMILIES_BEFORE)} families`,
           first.haven,
           // "Within 15 %" of the first figure.
