@@ -1,6 +1,6 @@
-// Runs an operator command (`dist/cli/<name>.js`, built by the global setup) as its own
-// process, the way `npm run` would, with only the environment given (plus PATH), and
-// collects what it printed.
+// Runs an operator command (`dist/cli/<name>.js`, built by the global setup), or node with
+// other arguments, as its own process, the way `npm run` would, with only the environment
+// given (plus PATH), and collects what it printed.
 import { spawn } from 'node:child_process';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -11,12 +11,9 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(
-  name: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<CliResult> {
-  const child = spawn(process.execPath, [`dist/cli/${name}.js`, ...args], {
+/** Runs node with `args` from the repository root, with only `env` (plus PATH). */
+export function runNode(args: string[], env: Record<string, string>): Promise<CliResult> {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
   });
@@ -29,4 +26,12 @@ export function runCli(
     stderr += String(chunk);
   });
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+export function runCli(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<CliResult> {
+  return runNode([`dist/cli/${name}.js`, ...args], env);
 }

@@ -2,12 +2,10 @@
 // real app: building it fills the empty object's transition list (so a `{}` given a first key
 // the list lacks gets a map of its own), and the collection empties it again. V8's
 // %HaveSameMap needs --allow-natives-syntax, so this runs in a node process of its own.
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { runNode } from './cli.js';
 import { newDataDir } from './database.js';
-
-const ROOT = new URL('..', import.meta.url).pathname;
 
 const PROBE = `
 import { buildApp } from './dist/app.js';
@@ -38,34 +36,15 @@ await storage.close();
 process.stdout.write(JSON.stringify({ afterBuild, afterCollection }));
 `;
 
-function runProbe(dataDir: string): Promise<{ afterBuild: boolean; afterCollection: boolean }> {
-  const child = spawn(
-    process.execPath,
-    ['--allow-natives-syntax', '--input-type=module', '-e', PROBE],
-    { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += String(chunk);
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += String(chunk);
-  });
-  return new Promise((resolve, reject) =>
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve(JSON.parse(stdout))
-        : reject(new Error(`probe exited ${code}:\n${stdout}\n${stderr}`)),
-    ),
-  );
-}
-
 describe('the collection before the first request', () => {
   it('gives objects built from {} shared maps again after the app is built', async () => {
     const dataDir = newDataDir('startup-garbage');
     try {
-      const { afterBuild, afterCollection } = await runProbe(dataDir);
+      const probe = await runNode(['--allow-natives-syntax', '--input-type=module', '-e', PROBE], {
+        DATA_DIR: dataDir,
+      });
+      expect(probe.code, probe.stderr).toBe(0);
+      const { afterBuild, afterCollection } = JSON.parse(probe.stdout);
       // If a dependency stops filling the list, the first figure turns true: the collection
       // is then no longer needed (decisions.md says why it is there).
       expect(afterBuild).toBe(false);
