@@ -826,18 +826,27 @@ async function touchEveryKey(url: string, row: Row): Promise<void> {
 }
 
 /**
- * Haven and its comparator in turn, SLICES times each: a machine whose speed drifts within a
- * row (a shared VM's neighbours) moves both sides alike, where one stretch each put the
- * drift between them.
+ * Haven and its comparator (if any) in turn, SLICES times each: a machine whose speed drifts
+ * within a row (a shared VM's neighbours) moves both sides alike, where one stretch each put
+ * the drift between them.
  */
-async function alternate(servers: { url: string; pid?: number }[], row: Row) {
-  const slices: Slice[][] = servers.map(() => []);
+async function alternate(
+  haven: { url: string; pid?: number },
+  comparator: { url: string; pid?: number } | undefined,
+  row: Row,
+): Promise<{ haven: Figures; comparator?: Figures }> {
+  const havenSlices: Slice[] = [];
+  const comparatorSlices: Slice[] = [];
   for (let slice = 0; slice < SLICES; slice++) {
-    for (const [at, server] of servers.entries()) {
-      slices[at]?.push(await load(server, row, SECONDS / SLICES, SETTLE_SECONDS));
+    if (comparator) {
+      comparatorSlices.push(await load(comparator, row, SECONDS / SLICES, SETTLE_SECONDS));
     }
+    havenSlices.push(await load(haven, row, SECONDS / SLICES, SETTLE_SECONDS));
   }
-  return slices.map(figures);
+  return {
+    haven: figures(havenSlices),
+    comparator: comparator ? figures(comparatorSlices) : undefined,
+  };
 }
 
 /** Warms both (JIT, caches), then measures them in alternating slices. */
@@ -850,15 +859,13 @@ async function measure(target: Target, unsigned: Row) {
     }
     await touchEveryKey(target.server.url, row);
     await load(target.server, row, WARMUP_SECONDS);
-    if (!comparator) {
-      const [haven] = await alternate([target.server], row);
-      return { haven: haven as Figures, comparator: undefined };
+    const measured = await alternate(target.server, comparator, row);
+    if (measured.comparator?.failures) {
+      throw new Error(
+        `the comparator of "${row.name}" failed ${measured.comparator.failures} requests`,
+      );
     }
-    const [yardstick, haven] = await alternate([comparator, target.server], row);
-    if (yardstick?.failures) {
-      throw new Error(`the comparator of "${row.name}" failed ${yardstick.failures} requests`);
-    }
-    return { haven: haven as Figures, comparator: yardstick };
+    return measured;
   } finally {
     await comparator?.stop();
   }
@@ -949,11 +956,11 @@ try {
     if (row.againWithFamilies && primary.databaseUrl) {
       await storeFamilies(primary.databaseUrl, row.againWithFamilies, primary.auth.orgId);
       await load(primary.server, row, WARMUP_SECONDS);
-      const [again] = await alternate([primary.server], row);
+      const { haven: again } = await alternate(primary.server, undefined, row);
       table.push(
         tableLine(
           `${row.name}, ${thousands(row.againWithFamilies)} families stored`,
-          again as Figures,
+          again,
           `itself, ${thousands(FAMILIES_BEFORE)} families`,
           first.haven,
           // "Within 15 %" of the first figure.
@@ -963,25 +970,25 @@ try {
     }
     const embeddedRow = embeddedRows.get(row.name);
     if (row.embedded && primary.databaseUrl && embeddedRow) {
-      const figures = await measure(embedded, embeddedRow);
+      const measured = await measure(embedded, embeddedRow);
       table.push(
         tableLine(
           `${row.name}${embedded.label}`,
-          figures.haven,
+          measured.haven,
           COMPARATOR_NAMES[row.comparator],
-          figures.comparator,
+          measured.comparator,
           row.goal,
         ),
       );
     }
     if (row.metered && withRedis && embeddedRow) {
-      const figures = await measure(withRedis, embeddedRow);
+      const measured = await measure(withRedis, embeddedRow);
       table.push(
         tableLine(
           `${row.name}${withRedis.label}`,
-          figures.haven,
+          measured.haven,
           COMPARATOR_NAMES[row.comparator],
-          figures.comparator,
+          measured.comparator,
           undefined,
         ),
       );
