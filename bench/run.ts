@@ -326,13 +326,27 @@ function rows(auth: Credentials): Row[] {
   ];
 }
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+/**
+ * A numeric BENCH_ setting: a value that is not a number, is below `least`, or (for counts)
+ * is not whole stops the bench before any row, rather than a slice count of 0 printing a
+ * rate of 0 and a p99 of -Infinity as if measured.
+ */
+function setting(name: string, fallback: number, least: number, whole = false): number {
+  const raw = process.env[name];
+  const value = raw === undefined ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value < least || (whole && !Number.isInteger(value))) {
+    throw new Error(`${name} must be ${whole ? 'a whole number' : 'a number'} ≥ ${least}`);
+  }
+  return value;
+}
+
+const SECONDS = setting('BENCH_SECONDS', 5, 0.1);
 /**
  * A row's SECONDS are measured in this many slices a side, Haven's alternating with its
  * comparator's (see alternate); each slice is loaded SETTLE_SECONDS longer than it counts.
  */
-const SLICES = Number(process.env.BENCH_SLICES ?? 5);
-const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 0.5);
+const SLICES = setting('BENCH_SLICES', 5, 1, true);
+const SETTLE_SECONDS = setting('BENCH_SETTLE_SECONDS', 0.5, 0);
 /**
  * Each side is loaded this long before it is measured. Haven's per-request CPU keeps falling
  * for several seconds of load (JIT tiers, heap sizing): with 1 s, the children read's first
@@ -340,11 +354,11 @@ const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 0.5);
  * of ten runs (by 4-58 %); with 5 s it fell either side (0.80-1.08 in four runs), as noise
  * does. The comparators get the same warm-up.
  */
-const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
+const WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 5, 0.1);
 /** As issue 22 measured. */
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const CONNECTIONS = setting('BENCH_CONNECTIONS', 50, 1, true);
 /** The soak keeps its own default: its figures are RSS, not rates. */
-const SOAK_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const SOAK_CONNECTIONS = setting('BENCH_CONNECTIONS', 10, 1, true);
 /** Families stored for the children read's first figure, then for its second. */
 const FAMILIES_BEFORE = 1_000;
 const FAMILIES_AFTER = 100_000;
@@ -354,7 +368,7 @@ const FAMILIES_AFTER = 100_000;
  * reading), then measured (bench/idle-load.ts).
  */
 const IDLE_SETTLE_SECONDS = 12;
-const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
+const IDLE_SECONDS = setting('BENCH_IDLE_SECONDS', 30, 1);
 const IDLE_GOAL = 1;
 /** connectPostgres's pool (src/db/connect.ts): the `pg` comparator gets as many connections. */
 const HAVEN_POOL_SIZE = 10;
