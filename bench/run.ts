@@ -329,11 +329,12 @@ function rows(auth: Credentials): Row[] {
 /**
  * A numeric BENCH_ setting: a value that is not a number, is below `least`, or (for counts)
  * is not whole stops the bench before any row, rather than a slice count of 0 printing a
- * rate of 0 and a p99 of -Infinity as if measured.
+ * rate of 0 and a p99 of -Infinity as if measured. A blank value is not a number (`Number`
+ * would read it as 0: `BENCH_SETTLE_SECONDS=` would silently mean no settling).
  */
 function setting(name: string, fallback: number, least: number, whole = false): number {
   const raw = process.env[name];
-  const value = raw === undefined ? fallback : Number(raw);
+  const value = raw === undefined ? fallback : raw.trim() === '' ? Number.NaN : Number(raw);
   if (!Number.isFinite(value) || value < least || (whole && !Number.isInteger(value))) {
     throw new Error(`${name} must be ${whole ? 'a whole number' : 'a number'} ≥ ${least}`);
   }
