@@ -16,6 +16,7 @@ import { registerFavicon } from './http/favicon.js';
 import { installIdempotency } from './http/idempotency.js';
 import { BODY_LIMIT_BYTES, installJsonBodyParser } from './http/json-body.js';
 import { lazyChildLoggerFactory } from './http/lazy-request-logger.js';
+import { LogWriter } from './http/log-writer.js';
 import { registerOpenApi } from './http/openapi.js';
 import {
   installRequestLog,
@@ -60,7 +61,8 @@ function fastifyTrustProxy(
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
-  const logStream = deps.logStream ?? logDestination();
+  // pino's lines and the access lines go through one writer, so they keep their order.
+  const logStream = deps.logStream ? new LogWriter({ stream: deps.logStream }) : logDestination();
   const access = createAccessLog(config.logLevel, logStream);
   const fastPaths = createFastPaths(access);
   const app = Fastify({

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { openStorage } from './db/storage.js';
-import { loggerOptions } from './http/request-log.js';
+import { logDestination, loggerOptions } from './http/request-log.js';
 import { closeServices, createServices } from './modules/wiring.js';
 
 function fail(message: string): never {
@@ -21,7 +21,9 @@ async function main(): Promise<void> {
   } catch (error) {
     fail(error instanceof ConfigError ? error.message : String(error));
   }
-  const log = pino(loggerOptions(config.logLevel) as pino.LoggerOptions);
+  // The stream as a second argument: pino takes no stream among its options, and would open
+  // stdout a second time beside the log writer's thread.
+  const log = pino(loggerOptions(config.logLevel) as pino.LoggerOptions, logDestination());
   const storage = await openStorage(config).catch((error: Error) => fail(error.message));
   storage.onIdleError((error) => log.warn({ err: error }, 'database connection lost'));
   const services = await createServices(

@@ -1,11 +1,12 @@
 // The access line: one per request, on every path (the routed one and the fast paths ahead
 // of Fastify), in the shape pino gives the app's own lines. Its fields are fixed and none can
-// hold a secret (the path is written without its query), so the line is built here as a
-// string and handed to the log stream: no logger object, no serializers, no redaction pass.
-// Measured on the catalog read that was the largest part of the line's cost (pino's object
-// serialisation ~5 µs a line against ~1 µs for this).
-import { hostname } from 'node:os';
+// hold a secret (the path is written without its query), so the fields go straight to the log
+// writer, which formats them off the request thread (log-writer.ts): no logger object, no
+// serializers, no redaction pass. Measured on the catalog read that was the largest part of
+// the line's cost (pino's object serialisation ~5 µs a line against ~1 µs for a string built
+// by hand, and ~0.4 µs for the fields copied into the writer's ring).
 import type { LogLevel } from '../config.js';
+import type { LogWriter } from './log-writer.js';
 
 /** pino's numeric levels: a line at `info` is written when the configured level allows it. */
 const LEVELS: Record<LogLevel, number> = {
@@ -43,23 +44,14 @@ export function pathOf(url: string): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
-export function createAccessLog(level: LogLevel, stream: NodeJS.WritableStream): AccessLog {
+export function createAccessLog(level: LogLevel, writer: LogWriter): AccessLog {
   const enabled = LEVELS[level] <= INFO;
-  // pino's base fields, the same on every line of this process.
-  const base = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
   return {
     enabled,
     write(entry) {
-      if (!enabled) {
-        return;
+      if (enabled) {
+        writer.access(entry, Date.now());
       }
-      const route = entry.route === null ? 'null' : JSON.stringify(entry.route);
-      stream.write(
-        `{"level":${INFO},"time":${Date.now()}${base},"reqId":${JSON.stringify(entry.reqId)},` +
-          `"method":${JSON.stringify(entry.method)},"route":${route},` +
-          `"path":${JSON.stringify(pathOf(entry.url))},"status":${entry.status},` +
-          `"ms":${Math.round(entry.ms * 100) / 100},"msg":"request completed"}\n`,
-      );
     },
   };
 }
