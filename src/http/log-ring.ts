@@ -36,7 +36,11 @@ export function ringLayout() {
      * request thread (set by a close before the thread started, which then never writes).
      */
     OWNER: 6,
-    CONTROL_WORDS: 8,
+    /** 1 once the thread's loop has ended, however it ended: its lines are this thread's. */
+    STOPPED: 7,
+    /** Never set: waited on for a short pause. */
+    PAUSE: 8,
+    CONTROL_WORDS: 9,
     ACCESS: 1,
     LINE: 2,
     ACCESS_HEADER: 40,
@@ -266,34 +270,40 @@ export function runLogWriter(data: LogWriterData, fs: WriteFs): void {
   const ring = Buffer.from(data.ring);
   const parts = accessLineParts(data.base);
   const out = Buffer.allocUnsafe(layout.OUT_BYTES);
-  const pause = () => Atomics.wait(control, layout.CONTROL_WORDS - 1, 0, 1);
+  const pause = () => Atomics.wait(control, layout.PAUSE, 0, 1);
   const write = (bytes: Buffer) => writeFully(fs, data.fd, bytes, pause);
   if (Atomics.compareExchange(control, layout.OWNER, 0, 1) !== 0) {
     return;
   }
-  let read = Atomics.load(control, layout.READ);
-  for (;;) {
-    const written = Atomics.load(control, layout.WRITTEN);
-    if (written === read) {
-      if (Atomics.load(control, layout.CLOSING) === 1) {
-        Atomics.store(control, layout.DRAINED, 1);
-        Atomics.notify(control, layout.DRAINED);
-        return;
+  try {
+    let read = Atomics.load(control, layout.READ);
+    for (;;) {
+      const written = Atomics.load(control, layout.WRITTEN);
+      if (written === read) {
+        if (Atomics.load(control, layout.CLOSING) === 1) {
+          Atomics.store(control, layout.DRAINED, 1);
+          Atomics.notify(control, layout.DRAINED);
+          return;
+        }
+        Atomics.store(control, layout.ASLEEP, 1);
+        // Returns at once if WRITTEN moved since it was read: a record published before the
+        // request thread could see ASLEEP is not missed.
+        Atomics.wait(control, layout.WRITTEN, read);
+        Atomics.store(control, layout.ASLEEP, 0);
+        continue;
       }
-      Atomics.store(control, layout.ASLEEP, 1);
-      // Returns at once if WRITTEN moved since it was read: a record published before the
-      // request thread could see ASLEEP is not missed.
-      Atomics.wait(control, layout.WRITTEN, read);
-      Atomics.store(control, layout.ASLEEP, 0);
-      continue;
+      readLogRecords(ring, read, written, parts, out, write);
+      // Only once written is the space given back (and the request thread's wait ended).
+      read = written;
+      Atomics.store(control, layout.READ, read);
+      Atomics.notify(control, layout.READ);
+      if (Atomics.load(control, layout.CLOSING) !== 1) {
+        Atomics.wait(control, layout.WAKE, 0, layout.BATCH_MS);
+      }
     }
-    readLogRecords(ring, read, written, parts, out, write);
-    // Only once written is the space given back (and the request thread's wait ended).
-    read = written;
-    Atomics.store(control, layout.READ, read);
+  } finally {
+    // A request thread waiting for room must not wait on a loop that ended (a bug's throw).
+    Atomics.store(control, layout.STOPPED, 1);
     Atomics.notify(control, layout.READ);
-    if (Atomics.load(control, layout.CLOSING) !== 1) {
-      Atomics.wait(control, layout.WAKE, 0, layout.BATCH_MS);
-    }
   }
 }

@@ -94,7 +94,7 @@ export class LogWriter {
       return;
     }
     const { fd } = target;
-    const pause = () => Atomics.wait(this.control, LAYOUT.CONTROL_WORDS - 1, 0, 1);
+    const pause = () => Atomics.wait(this.control, LAYOUT.PAUSE, 0, 1);
     this.writeOut = (bytes) => writeFully({ writeSync }, fd, bytes, pause);
     const data: LogWriterData = { control, ring, fd, base };
     this.worker = new Worker(WRITER_SOURCE, { eval: true, workerData: data });
@@ -217,8 +217,16 @@ export class LogWriter {
    * waits for room, as a synchronous logger would, rather than hold an unbounded backlog.
    */
   private waitForSpace(): void {
+    if (Atomics.load(this.control, LAYOUT.STOPPED) === 1) {
+      // The thread is gone (its exit event cannot arrive while this thread waits here).
+      this.inThread = true;
+    }
+    if (this.inThread) {
+      this.drain();
+      return;
+    }
     const seen = Atomics.load(this.control, LAYOUT.READ);
-    if (seen === this.read && !this.inThread) {
+    if (seen === this.read) {
       Atomics.notify(this.control, LAYOUT.WAKE);
       Atomics.wait(this.control, LAYOUT.READ, seen, 100);
     }
