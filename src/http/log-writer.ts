@@ -102,7 +102,7 @@ export class LogWriter {
     // A thread that failed or stopped leaves its lines to this one.
     this.worker.on('error', () => this.writeInThread());
     this.worker.on('exit', () => this.writeInThread());
-    // Registered before anything can log at exit (pino's own exit hooks come later).
+    // A line logged by a later exit listener is written from this thread (close sets it so).
     process.once('exit', this.close);
   }
 
