@@ -56,7 +56,9 @@ export function ringLayout() {
 /**
  * Writes `src[start, end)` (UTF-8) at `out[o]` as a JSON string, escaped as JSON.stringify
  * escapes a string (`"`, `\`, and the control characters, with its short forms), and
- * returns the offset after it.
+ * returns the offset after it. UTF-8 holds no lone surrogate, JSON.stringify's one other
+ * escape: the request thread's encoder wrote any as U+FFFD (a URL, a request id and a route
+ * have none: Node reads a URL as Latin-1, and the others are ASCII).
  */
 export function writeJsonString(
   src: Uint8Array,
