@@ -1,8 +1,8 @@
 // The log ring's layout, its reader and the access line's format. Everything here is also
-// run in the log writer's thread from its source text (log-writer.ts passes these functions
-// to a Worker as code), so no function may use an import, a module-level name or another
-// function except through its parameters and the others of this file (log-writer.ts sends
-// them all). A test runs the thread from the source text the build produces.
+// run in the log writer's thread from its source text (log-writer.ts passes every function
+// exported here to a Worker as code), so no function may use an import, a module-level name
+// or another function except through its parameters and the others of this file. A test
+// runs the thread from the source text the build produces.
 //
 // The ring is a SharedArrayBuffer the request thread writes records into and the writer
 // thread reads them out of. Records are aligned to 8 bytes and never wrap: one that does not
@@ -76,20 +76,7 @@ export function writeJsonString(
       continue;
     }
     out[o++] = 0x5c;
-    const short =
-      byte === 0x22 || byte === 0x5c
-        ? byte
-        : byte === 0x08
-          ? 0x62
-          : byte === 0x0c
-            ? 0x66
-            : byte === 0x0a
-              ? 0x6e
-              : byte === 0x0d
-                ? 0x72
-                : byte === 0x09
-                  ? 0x74
-                  : 0;
+    const short = shortEscape(byte);
     if (short !== 0) {
       out[o++] = short;
     } else {
@@ -104,6 +91,27 @@ export function writeJsonString(
   }
   out[o++] = 0x22;
   return o;
+}
+
+/** The letter of JSON.stringify's two-character escape of `byte` (`\n`…), 0 if none. */
+export function shortEscape(byte: number): number {
+  switch (byte) {
+    case 0x22:
+    case 0x5c:
+      return byte;
+    case 0x08:
+      return 0x62;
+    case 0x0c:
+      return 0x66;
+    case 0x0a:
+      return 0x6e;
+    case 0x0d:
+      return 0x72;
+    case 0x09:
+      return 0x74;
+    default:
+      return 0;
+  }
 }
 
 /** Writes a whole number ≥ 0 in decimal at `out[at]`; returns the offset after it. */

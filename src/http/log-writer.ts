@@ -13,15 +13,13 @@ import { writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { AccessEntry } from './access-log.js';
+import * as logRing from './log-ring.js';
 import {
   accessLineParts,
   type LogWriterData,
   readLogRecords,
   ringLayout,
-  runLogWriter,
   writeFully,
-  writeJsonString,
-  writeWholeNumber,
 } from './log-ring.js';
 
 const LAYOUT = ringLayout();
@@ -36,16 +34,9 @@ const ACCESS_FIELD_CHARS = 8 * 1024;
 /** How long an exiting process waits for the thread to write what is left. */
 const EXIT_WAIT_MS = 2000;
 
-/** The thread's program: log-ring.ts's functions from their own source. */
-const WRITER_SOURCE = [
-  ringLayout,
-  writeJsonString,
-  writeWholeNumber,
-  accessLineParts,
-  readLogRecords,
-  writeFully,
-  runLogWriter,
-]
+/** The thread's program: every function of log-ring.ts, from its own source. */
+const WRITER_SOURCE = Object.values(logRing)
+  .filter((value) => typeof value === 'function')
   .map(String)
   .concat(`runLogWriter(require('node:worker_threads').workerData, require('node:fs'));`)
   .join('\n');
@@ -61,7 +52,6 @@ export class LogWriter {
   private readonly u16: Uint16Array;
   private readonly u32: Uint32Array;
   private readonly f64: Float64Array;
-  private readonly ringBytes: number;
   /** Where the next record goes (only this thread writes it). */
   private written = 0;
   /** READ as last seen: space up to it is free without asking again. */
@@ -79,9 +69,8 @@ export class LogWriter {
     base = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`,
   ) {
     this.inThread = 'stream' in target;
-    this.ringBytes = this.inThread ? STREAM_RING_BYTES : THREAD_RING_BYTES;
     const control = new SharedArrayBuffer(LAYOUT.CONTROL_WORDS * 4);
-    const ring = new SharedArrayBuffer(this.ringBytes);
+    const ring = new SharedArrayBuffer(this.inThread ? STREAM_RING_BYTES : THREAD_RING_BYTES);
     this.control = new Int32Array(control);
     this.bytes = Buffer.from(ring);
     this.u16 = new Uint16Array(ring);
@@ -131,6 +120,7 @@ export class LogWriter {
   /** An access line's fields, `time` its time (ms since the epoch). */
   access(entry: AccessEntry, time: number): void {
     const { reqId, method, route, url } = entry;
+    // The path as access-log.ts's pathOf cuts it, counted instead of sliced (no new string).
     const query = url.indexOf('?');
     const pathChars = Math.min(query === -1 ? url.length : query, ACCESS_FIELD_CHARS);
     const routeChars = route === null ? 0 : Math.min(route.length, ACCESS_FIELD_CHARS);
@@ -188,7 +178,7 @@ export class LogWriter {
         if (written + size < this.read) {
           return written;
         }
-      } else if (written + size < this.ringBytes) {
+      } else if (written + size < this.bytes.length) {
         return written;
       } else if (size < this.read) {
         // No room before the end: the reader skips to 0 at the zero length.
