@@ -36,7 +36,7 @@ import { soak, soakSeconds } from './soak.js';
  * Haven answered on the row; a bare server + `pg` running the SQL Haven runs for it (the
  * children read), then answering the same bytes.
  */
-type Comparator = 'hello' | 'same bytes' | 'same SQL';
+type Comparator = 'hello' | 'same bytes' | 'same SQL' | 'same verification';
 
 /**
  * BENCH_FRAMEWORK_BASELINE=1 runs the `same SQL` comparator inside a bare Fastify app
@@ -48,6 +48,7 @@ const COMPARATOR_NAMES: Record<Comparator, string> = {
   hello: 'bare hello',
   'same bytes': 'bare, same bytes',
   'same SQL': FRAMEWORK_BASELINE ? 'Fastify + pg, same SQL' : 'bare + pg, same SQL',
+  'same verification': 'bare, Ed25519 + same bytes',
 };
 
 interface Row {
@@ -66,11 +67,31 @@ interface Row {
   /** Each request with the next of these values in a header (e.g. many device keys). */
   rotate?: { header: string; values: string[] };
   /** Gives the row's headers and body just before it is measured (signed requests age). */
-  sign?: () => Promise<{ headers: Record<string, string>; body: string }>;
+  sign?: () => Promise<SignedRow>;
+  /** Set by `sign`: what a bare server needs to verify the row's signature itself. */
+  verifier?: SignedRow['verifier'];
+  /**
+   * Also measures the row's floor: the `same verification` comparator against the bare
+   * hello, in the same load. What any server doing the row's unavoidable work reaches on
+   * this machine, so how much of the gap to the goal is not Haven's.
+   */
+  floor?: boolean;
   method?: 'GET' | 'POST';
   path: string;
   headers?: Record<string, string>;
   body?: string;
+}
+
+/** A signed request's headers and body, and what verifies its signature. */
+interface SignedRow {
+  headers: Record<string, string>;
+  body: string;
+  verifier: {
+    /** The signer's Ed25519 public key (JWK `x`, base64url). */
+    publicKey: string;
+    /** The `@target-uri` it signed (the server's PUBLIC_BASE_URL and the path). */
+    targetUri: string;
+  };
 }
 
 interface Credentials {
@@ -88,7 +109,7 @@ interface Credentials {
    * Signs a bulk read now. A signature without a nonce may be sent again, but only within
    * the server's 300 s window: the row signs just before it is measured.
    */
-  signBulkRead?: () => Promise<{ headers: Record<string, string>; body: string }>;
+  signBulkRead?: () => Promise<SignedRow>;
 }
 
 /**
@@ -111,12 +132,21 @@ async function bulkReadSigner(
     },
   });
   const keyId = registered.json().key_id;
+  const path = '/api/v1/csm/reviews/bulk';
+  const verifier = {
+    publicKey: String(publicKey.export({ format: 'jwk' }).x),
+    targetUri: `${baseUrl}${path}`,
+  };
   return async () => {
-    const signed = await signedRequest({ keyId, privateKey }, '/api/v1/csm/reviews/bulk', {
+    const signed = await signedRequest({ keyId, privateKey }, path, {
       body: { slugs: [], cursor: '' },
       baseUrl,
     });
-    return { headers: signed.headers as Record<string, string>, body: String(signed.payload) };
+    return {
+      headers: signed.headers as Record<string, string>,
+      body: String(signed.payload),
+      verifier,
+    };
   };
 }
 
@@ -319,6 +349,7 @@ function rows(auth: Credentials): Row[] {
             path: '/api/v1/csm/reviews/bulk',
             sign: auth.signBulkRead,
             spreadClients: true,
+            floor: true,
           },
         ]
       : []),
@@ -794,12 +825,19 @@ async function startComparator(target: Target, row: Row) {
   if (row.comparator === 'hello') {
     return { url: bare.url, pid: bare.pid, stop: async () => {} };
   }
-  if (row.comparator === 'same SQL' && !target.databaseUrl) {
+  if (
+    (row.comparator === 'same SQL' && !target.databaseUrl) ||
+    (row.comparator === 'same verification' && !row.verifier)
+  ) {
     return undefined;
   }
   const responseFile = join(responsesDir, `${++responses}.json`);
   writeFileSync(responseFile, JSON.stringify(await capturedResponse(target.server.url, row)));
   const env: Record<string, string> = { BENCH_RESPONSE_FILE: responseFile };
+  if (row.comparator === 'same verification' && row.verifier) {
+    env.BENCH_VERIFY_PUBLIC_KEY = row.verifier.publicKey;
+    env.BENCH_VERIFY_TARGET_URI = row.verifier.targetUri;
+  }
   if (row.comparator === 'same SQL' && target.databaseUrl) {
     const tenant = { kind: 'org' as const, orgId: target.auth.orgId, environment: 'test' as const };
     env.BENCH_STATEMENTS = JSON.stringify(
@@ -886,6 +924,30 @@ async function measure(target: Target, unsigned: Row) {
   }
 }
 
+/**
+ * A row's floor (`Row.floor`): the `same verification` comparator in Haven's place, against
+ * the bare hello, warmed and measured in alternating slices as Haven is.
+ */
+async function measureFloor(target: Target, unsigned: Row) {
+  const signed = unsigned.sign ? { ...unsigned, ...(await unsigned.sign()) } : unsigned;
+  const row = { ...signed, comparator: 'same verification' as const };
+  const floor = await startComparator(target, row);
+  if (!floor) {
+    return undefined;
+  }
+  try {
+    await load(bare, row, WARMUP_SECONDS);
+    await load(floor, row, WARMUP_SECONDS);
+    const measured = await alternate(floor, bare, row);
+    if (measured.haven.refused > 0) {
+      throw new Error(`the floor of "${row.name}" refused or failed requests`);
+    }
+    return measured;
+  } finally {
+    await floor.stop();
+  }
+}
+
 function ratioText(ratio: number): string {
   return ratio < 0.1 ? ratio.toFixed(3) : ratio.toFixed(2);
 }
@@ -968,6 +1030,20 @@ try {
         row.goal,
       ),
     );
+    if (row.floor) {
+      const floor = await measureFloor(primary, row);
+      if (floor) {
+        table.push(
+          tableLine(
+            `${row.name}: its floor, a bare server (${COMPARATOR_NAMES['same verification']}) in Haven's place`,
+            floor.haven,
+            COMPARATOR_NAMES[row.comparator],
+            floor.comparator,
+            undefined,
+          ),
+        );
+      }
+    }
     if (row.againWithFamilies && primary.databaseUrl) {
       await storeFamilies(primary.databaseUrl, row.againWithFamilies, primary.auth.orgId);
       await load(primary.server, row, WARMUP_SECONDS);

@@ -3,11 +3,14 @@
 // content type, body; read once from BENCH_RESPONSE_FILE). With BENCH_STATEMENTS (JSON, the
 // statements Haven runs for the row, from bench/children-read-sql.ts) and DATABASE_URL, it
 // first runs those statements one after another on a `pg` pool of BENCH_POOL_SIZE, as Haven
-// does (comparator-statements.mjs), and only then answers.
+// does (comparator-statements.mjs), and only then answers. With BENCH_VERIFY_PUBLIC_KEY (an
+// Ed25519 JWK `x`) and BENCH_VERIFY_TARGET_URI, it first does what any server must for a
+// signed request (signed-request-check.mjs), and answers 500 to one that fails it.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import pg from 'pg';
 import { runStatements } from './comparator-statements.mjs';
+import { signedRequestCheck } from './signed-request-check.mjs';
 
 const response = JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8'));
 const body = Buffer.from(response.bodyBase64, 'base64');
@@ -23,23 +26,35 @@ const pool =
         max: Number(process.env.BENCH_POOL_SIZE ?? 10),
       })
     : undefined;
+const checkSigned = process.env.BENCH_VERIFY_PUBLIC_KEY
+  ? signedRequestCheck(process.env.BENCH_VERIFY_PUBLIC_KEY, process.env.BENCH_VERIFY_TARGET_URI)
+  : undefined;
 
 function answer(res) {
   res.writeHead(response.status, headers);
   res.end(body);
 }
 
-const server = createServer((_request, res) => {
+function fail(res, error) {
+  res.writeHead(500, { 'content-type': 'text/plain' });
+  res.end(String(error));
+}
+
+const server = createServer((request, res) => {
+  if (checkSigned) {
+    checkSigned(request).then(
+      (valid) => (valid ? answer(res) : fail(res, 'signature check failed')),
+      (error) => fail(res, error),
+    );
+    return;
+  }
   if (!pool) {
     answer(res);
     return;
   }
   runStatements(pool, statements).then(
     () => answer(res),
-    (error) => {
-      res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(String(error));
-    },
+    (error) => fail(res, error),
   );
 });
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
