@@ -908,8 +908,13 @@ async function alternate(
 }
 
 /** Warms both (JIT, caches), then measures them in alternating slices. */
+/** The row with its request signed now, if it is signed (a signature ages). */
+async function signedNow(row: Row): Promise<Row> {
+  return row.sign ? { ...row, ...(await row.sign()) } : row;
+}
+
 async function measure(target: Target, unsigned: Row) {
-  const row = unsigned.sign ? { ...unsigned, ...(await unsigned.sign()) } : unsigned;
+  const row = await signedNow(unsigned);
   const comparator = await startComparator(target, row);
   try {
     if (comparator) {
@@ -934,8 +939,7 @@ async function measure(target: Target, unsigned: Row) {
  * the bare hello, warmed and measured in alternating slices as Haven is.
  */
 async function measureFloor(target: Target, unsigned: Row) {
-  const signed = unsigned.sign ? { ...unsigned, ...(await unsigned.sign()) } : unsigned;
-  const row = { ...signed, comparator: 'same verification' as const };
+  const row = { ...(await signedNow(unsigned)), comparator: 'same verification' as const };
   const floor = await startComparator(target, row);
   if (!floor) {
     return undefined;
@@ -1046,7 +1050,7 @@ try {
       if (floor) {
         table.push(
           tableLine(
-            `${row.name}: its floor, a bare server (${COMPARATOR_NAMES['same verification']}) in Haven's place`,
+            `${row.name}: its floor (${COMPARATOR_NAMES['same verification']}, in Haven's place)`,
             floor.haven,
             COMPARATOR_NAMES[row.comparator],
             floor.comparator,
