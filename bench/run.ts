@@ -420,6 +420,13 @@ const HAVEN = [
   ...(process.env.BENCH_HAVEN_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
   'dist/main.js',
 ];
+/**
+ * BENCH_COMPARATOR_NODE_ARGS does the same for the comparators a row starts (not the bare
+ * hello, which is started once): a profile of each side under the same load is how a gap
+ * between them is read function by function.
+ */
+const COMPARATOR_NODE_ARGS =
+  process.env.BENCH_COMPARATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 const ROOT = new URL('..', import.meta.url).pathname;
 
 async function redisAnswers(url: string): Promise<boolean> {
@@ -853,6 +860,7 @@ async function startComparator(target: Target, row: Row) {
   }
   const server = await startServer(
     [
+      ...COMPARATOR_NODE_ARGS,
       row.comparator === 'same SQL' && FRAMEWORK_BASELINE
         ? 'bench/fastify-same-sql-server.mjs'
         : 'bench/same-bytes-server.mjs',
