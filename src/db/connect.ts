@@ -2,6 +2,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, type KyselyConfig, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { readDirectly } from './direct-reads.js';
 import {
   type DatabaseNotifications,
   pgliteNotifications,
@@ -103,6 +104,7 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
     dialect: new PostgresDialect({ pool: preparingPool(pool) }),
     log: options.log,
   });
+  readDirectly(db, pool, options.log);
   const notifications = postgresNotifications(connectionString, { onLost: onError });
   return handleFor(db, 'postgres', notifications, async () => {
     if (!pool.ended) {

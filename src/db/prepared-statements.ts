@@ -89,6 +89,62 @@ function transactionEffect(text: string): 'begin' | 'end' | undefined {
   return undefined;
 }
 
+/** A query as `pg` takes it: unnamed (text and values), or a named prepared statement. */
+export type QueryConfig = { text: string; values: unknown[]; name?: string };
+
+/**
+ * For a caller that runs statements itself (db/direct-reads.ts): how to send `text` now,
+ * and, should that fail, how to send it again (undefined: pass the error on). Same naming
+ * and renaming as `runPrepared`.
+ */
+export function preparedAttempt(
+  text: string,
+  values: unknown[],
+): { config: QueryConfig; retry(error: unknown): QueryConfig | undefined } {
+  const named = registered.get(text);
+  if (!named || named.generation > MOST_RENAMES) {
+    return { config: { text, values }, retry: () => undefined };
+  }
+  const generation = named.generation;
+  return {
+    config: { name: nameOf(named), text, values },
+    retry(error) {
+      if (!isStalePrepared(error)) {
+        return undefined;
+      }
+      // Another request may have renamed it already; rename once per stale generation.
+      if (named.generation === generation) {
+        named.generation += 1;
+      }
+      return named.generation > MOST_RENAMES
+        ? { text, values }
+        : { name: nameOf(named), text, values };
+    },
+  };
+}
+
+/**
+ * Runs `text` through `query`: as its named statement when registered, else unnamed. A stale
+ * statement (a migration elsewhere, a lost session) is renamed, so PostgreSQL prepares it
+ * afresh, and run again: unnamed once it went stale more than MOST_RENAMES times.
+ */
+export async function runPrepared<R>(
+  query: (config: QueryConfig) => Promise<R>,
+  text: string,
+  values: unknown[],
+): Promise<R> {
+  const attempt = preparedAttempt(text, values);
+  try {
+    return await query(attempt.config);
+  } catch (error) {
+    const again = attempt.retry(error);
+    if (!again) {
+      throw error;
+    }
+    return query(again);
+  }
+}
+
 /** One pooled connection as Kysely uses it, naming registered texts. */
 class PreparingClient implements PostgresPoolClient {
   #client: pg.PoolClient;
@@ -107,30 +163,10 @@ class PreparingClient implements PostgresPoolClient {
     if (effect) {
       this.#inTransaction = effect === 'begin';
     }
-    const named = this.#inTransaction ? undefined : registered.get(text);
-    if (!named || named.generation > MOST_RENAMES) {
+    if (this.#inTransaction) {
       return this.#client.query(text, values as unknown[]);
     }
-    return this.#named(text, named, values as unknown[]);
-  }
-
-  async #named(text: string, named: Named, values: unknown[]) {
-    const generation = named.generation;
-    try {
-      return await this.#client.query({ name: nameOf(named), text, values });
-    } catch (error) {
-      if (!isStalePrepared(error)) {
-        throw error;
-      }
-      // Another request may have renamed it already; rename once per stale generation.
-      if (named.generation === generation) {
-        named.generation += 1;
-      }
-      if (named.generation > MOST_RENAMES) {
-        return this.#client.query(text, values);
-      }
-      return this.#client.query({ name: nameOf(named), text, values });
-    }
+    return runPrepared((config) => this.#client.query(config), text, values as unknown[]);
   }
 
   release(): void {

@@ -12,6 +12,7 @@
 // families/store.ts, one per kind of tenant).
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './connect.js';
+import { directReadOf } from './direct-reads.js';
 import { registerPrepared } from './prepared-statements.js';
 
 /**
@@ -84,18 +85,30 @@ export function reusedStatement<Name extends string, Row>(
     return template;
   }
 
+  function parametersOf(slots: Slot[], values: Readonly<Record<Name, string>>): unknown[] {
+    const parameters = new Array<unknown>(slots.length);
+    for (let at = 0; at < slots.length; at++) {
+      const slot = slots[at] as Slot;
+      parameters[at] = 'name' in slot ? values[slot.name as Name] : slot.constant;
+    }
+    return parameters;
+  }
+
   function compile(db: Db, values: Readonly<Record<Name, string>>): CompiledQuery<Row> {
     const { sql, slots } = templateFor(db);
-    const parameters = slots.map((slot) =>
-      'name' in slot ? values[slot.name as Name] : slot.constant,
-    );
-    return CompiledQuery.raw(sql, parameters) as CompiledQuery<Row>;
+    return CompiledQuery.raw(sql, parametersOf(slots, values)) as CompiledQuery<Row>;
   }
 
   return {
     compile,
-    async execute(db, values) {
-      return (await db.executeQuery(compile(db, values))).rows;
+    // Not async: each promise more is another microtask turn on every hot read.
+    execute(db, values) {
+      const direct = directReadOf(db);
+      if (!direct) {
+        return db.executeQuery(compile(db, values)).then((result) => result.rows);
+      }
+      const { sql, slots } = templateFor(db);
+      return direct(sql, parametersOf(slots, values)) as Promise<Row[]>;
     },
   };
 }

@@ -46,7 +46,7 @@ const childrenRead = tenantRead(['familyId'], (db, { familyId }, tenant) =>
   ),
 );
 
-export async function listChildrenRead(db: Db, familyId: string, tenant: FamilyTenant) {
+export function listChildrenRead(db: Db, familyId: string, tenant: FamilyTenant) {
   return childrenRead.execute(db, { familyId }, tenant);
 }
 
