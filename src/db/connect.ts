@@ -11,6 +11,7 @@ import {
 import { PGlitePool } from './pglite-pool.js';
 import { preparingPool } from './prepared-statements.js';
 import type { Database } from './schema.js';
+import { postgresParsers } from './timestamp-parser.js';
 
 export type Db = Kysely<Database>;
 export type Backend = 'postgres' | 'pglite';
@@ -92,6 +93,7 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         sharedParsers[oid] ??
+        (format === 'binary' ? undefined : postgresParsers[oid]) ??
         pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
     },
   });
