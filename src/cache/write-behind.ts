@@ -21,6 +21,12 @@ export interface WriteBehindOptions<V> {
 
 export interface WriteBehind<V> {
   add(id: string, value: V): void;
+  /**
+   * The value held for `id` now, if any, for a caller that folds a newer one into it in
+   * place instead of building a value to merge (no allocation on a hot path). What a flush
+   * under way is writing is no longer held, so it is never changed under the write.
+   */
+  held(id: string): V | undefined;
   delete(id: string): void;
   /** Writes what is held now; flushes never overlap. */
   flush(): Promise<void>;
@@ -86,6 +92,9 @@ export function createWriteBehind<V>(options: WriteBehindOptions<V>): WriteBehin
         holdEarlyFlushes = true;
         void flush();
       }
+    },
+    held(id) {
+      return held.get(id);
     },
     delete(id) {
       held.delete(id);

@@ -44,15 +44,41 @@ function merge(older: Pending, newer: Pending): Pending {
     : newer;
 }
 
+/** The ids one key's request is held under, for one endpoint and hour. */
+interface HeldIds {
+  hour: number;
+  count: string;
+  use: string;
+}
+
 export function createUsageRecorder(deps: { db: Db; log: FastifyBaseLogger }) {
+  // Ids built once per endpoint, key and hour rather than concatenated per request: a fresh
+  // string is flattened and hashed again for every map lookup (~2 % of the children read's
+  // CPU), a kept one carries its hash. Dropped at every write, so keys no longer used leave.
+  let heldIds = new Map<string, Map<string, HeldIds>>();
+  function idsOf(keyId: string, endpoint: string, hour: number): HeldIds {
+    let byKey = heldIds.get(endpoint);
+    if (!byKey) {
+      byKey = new Map();
+      heldIds.set(endpoint, byKey);
+    }
+    let ids = byKey.get(keyId);
+    if (ids?.hour !== hour) {
+      ids = { hour, count: `count\n${keyId}\n${hour}\n${endpoint}`, use: `key\n${keyId}` };
+      byKey.set(keyId, ids);
+    }
+    return ids;
+  }
+
   const pending = createWriteBehind<Pending>({
     what: 'usage',
     everyMs: FLUSH_EVERY_MS,
     flushAt: 5_000,
     maxEntries: 100_000,
     merge,
-    write: (batch) =>
-      deps.db.transaction().execute(async (trx) => {
+    write: (batch) => {
+      heldIds = new Map();
+      return deps.db.transaction().execute(async (trx) => {
         const items = [...batch.values()];
         const uses = (kind: 'key' | 'token') =>
           items.flatMap((item) => (item.kind === kind ? [item.use] : []));
@@ -62,7 +88,8 @@ export function createUsageRecorder(deps: { db: Db; log: FastifyBaseLogger }) {
         );
         await stampKeysUsed(trx, uses('key'));
         await stampMcpTokensUsed(trx, uses('token'));
-      }),
+      });
+    },
     log: deps.log,
   });
 
@@ -75,26 +102,44 @@ export function createUsageRecorder(deps: { db: Db; log: FastifyBaseLogger }) {
       at: Date;
       ip: string;
     }): void {
-      const hour = new Date(Math.floor(input.at.getTime() / HOUR_MS) * HOUR_MS);
-      const ok = input.status >= 200 && input.status < 300;
-      const client = input.status >= 400 && input.status < 500;
-      pending.add(`count\n${input.keyId}\n${hour.getTime()}\n${input.endpoint}`, {
-        kind: 'count',
-        row: {
-          key_id: input.keyId,
-          org_id: input.orgId,
-          hour,
-          endpoint: input.endpoint,
-          status_2xx: ok ? 1 : 0,
-          status_4xx: client ? 1 : 0,
-          status_5xx: input.status >= 500 ? 1 : 0,
-          total_requests: 1,
-        },
-      });
-      pending.add(`key\n${input.keyId}`, {
-        kind: 'key',
-        use: { id: input.keyId, at: input.at, ip: input.ip },
-      });
+      const hour = Math.floor(input.at.getTime() / HOUR_MS) * HOUR_MS;
+      const ok = input.status >= 200 && input.status < 300 ? 1 : 0;
+      const client = input.status >= 400 && input.status < 500 ? 1 : 0;
+      const failed = input.status >= 500 ? 1 : 0;
+      // Every request of a key adds to a count and a last use already held, mostly: those
+      // are folded into in place, and new values are built only for a new id (hot path).
+      const ids = idsOf(input.keyId, input.endpoint, hour);
+      const counted = pending.held(ids.count);
+      if (counted?.kind === 'count') {
+        counted.row.status_2xx += ok;
+        counted.row.status_4xx += client;
+        counted.row.status_5xx += failed;
+        counted.row.total_requests += 1;
+      } else {
+        pending.add(ids.count, {
+          kind: 'count',
+          row: {
+            key_id: input.keyId,
+            org_id: input.orgId,
+            hour: new Date(hour),
+            endpoint: input.endpoint,
+            status_2xx: ok,
+            status_4xx: client,
+            status_5xx: failed,
+            total_requests: 1,
+          },
+        });
+      }
+      const used = pending.held(ids.use);
+      if (used?.kind === 'key') {
+        // The later use wins, as in `merge`.
+        if (input.at >= used.use.at) {
+          used.use.at = input.at;
+          used.use.ip = input.ip;
+        }
+      } else {
+        pending.add(ids.use, { kind: 'key', use: { id: input.keyId, at: input.at, ip: input.ip } });
+      }
     },
 
     recordTokenUse(tokenId: string, at: Date, ip: string): void {
