@@ -3,7 +3,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { enforceAuthentication, installAuthentication } from './auth/authenticate.js';
+import { keyedAdmission } from './auth/keyed-admission.js';
 import { keyedCatalogFastPath } from './auth/keyed-catalog-fast-path.js';
+import {
+  type KeyedReadOptions,
+  keyedReadFastPath,
+  type SerializerCompiler,
+} from './auth/keyed-read-fast-path.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config, TrustProxy } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
@@ -94,7 +100,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installStorableParams(app);
   installErrorHandler(app);
   installRequestLog(app, access);
-  installDraining(app);
+  const inFlight = installDraining(app);
   installCors(app);
   await registerOpenApi(app, config);
   registerFavicon(app);
@@ -147,18 +153,33 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         draining: () => app.draining,
       }),
     );
-    // Registered before the routes, whose catalogs it collects as they are added.
-    const catalogs = keyedCatalogFastPath({
+    const admit = keyedAdmission({
       appEnv: config.appEnv,
       apiKeys: services.apiKeys,
       orgLimit: services.orgs.rateLimitOf,
       buckets: rateLimits,
-      usage,
       clock,
       draining: () => app.draining,
     });
+    // Registered before the routes, whose catalogs and keyed reads they collect as they are
+    // added (after the OpenAPI step, which gives each route its error responses' schemas).
+    const catalogs = keyedCatalogFastPath({ admit, usage });
     app.addHook('onRoute', catalogs.collect);
     fastPaths.add(catalogs);
+    const readOptions: KeyedReadOptions = {
+      admit,
+      usage,
+      serializerCompiler: () => app.serializerCompiler as unknown as SerializerCompiler,
+      inFlight,
+      draining: () => app.draining,
+      log: app.log,
+    };
+    app.addHook('onRoute', (route) => {
+      const read = keyedReadFastPath(route, readOptions);
+      if (read) {
+        fastPaths.add(read);
+      }
+    });
   }
 
   const health = createHealthService({ ping: deps.database.ping, clock });

@@ -4,14 +4,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppEnv } from '../config.js';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../http/errors.js';
-import type { ApiKeysService } from '../modules/api-keys/service.js';
+import type { ApiKeysService, CachedKey } from '../modules/api-keys/service.js';
 import type { DevicesService } from '../modules/devices/service.js';
 import type { McpTokensService } from '../modules/mcp-tokens/service.js';
 import type { SandboxSessionsService } from '../modules/sandbox-sessions/service.js';
 import type { UsersService } from '../modules/users/service.js';
 import { type Credential, readCredential } from './credentials.js';
-import { type AuthMode, callerKeyOf, type DeviceIdentity, type Principal } from './principal.js';
-import { grants } from './scopes.js';
+import {
+  type AuthMode,
+  callerKeyOf,
+  type DeviceIdentity,
+  type KeyPrincipal,
+  type Principal,
+} from './principal.js';
+import { grants, type Scope } from './scopes.js';
 import { SECRET_PREFIXES } from './secrets.js';
 import type { SessionVerifier } from './session-verifier.js';
 
@@ -40,6 +46,17 @@ const MESSAGES = {
 /** Sandbox sessions are named by the caller; the name keys their data (spec: Quick setup). */
 const SANDBOX_SESSION = /^[\x21-\x7e]{1,128}$/;
 
+/** Who a request with a valid key acts for (the keyed read fast path builds it alike). */
+export function keyPrincipal(key: CachedKey): KeyPrincipal {
+  return {
+    kind: 'key',
+    keyId: key.id,
+    orgId: key.org_id,
+    environment: key.environment,
+    scopes: key.scopes as Scope[],
+  };
+}
+
 export function installAuthentication(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('authFailure', null);
@@ -65,8 +82,7 @@ export function installAuthentication(app: FastifyInstance, deps: AuthDeps): voi
       case 'expired':
         throw new UnauthorizedError(MESSAGES.expiredKey);
     }
-    const { id, org_id, environment, scopes } = result.key;
-    return { kind: 'key', keyId: id, orgId: org_id, environment, scopes };
+    return keyPrincipal(result.key);
   }
 
   async function fromMcpToken(secret: string): Promise<Principal> {

@@ -1,23 +1,15 @@
 // Static catalogs read with an API key, answered ahead of Fastify (see http/fast-path.ts).
 // The platform list, the rule registry and the rating systems are the same bytes for every
-// caller, so what a request costs is the caller's part: its key (in memory: one SHA-256 and a
-// map read), its scope, its org's rate-limit bucket, its usage count, its access line. This
-// path does exactly that, with the route's headers, and hands anything it does not fully
-// understand to the route untouched: a key not in memory (or revoked, expired, or live on a
-// test deployment), a scope the key lacks, an org limit not yet known, a full bucket, a
-// query string, X-Forwarded-For (the client address is then the proxy's to tell), HEAD,
-// draining, Redis buckets (see allowedNow).
+// caller, so what a request costs is the caller's part: its admission (auth/keyed-admission.ts:
+// key, scope, bucket), its usage count, its access line. This path does exactly that, with
+// the route's headers, and hands anything it does not fully understand to the route
+// untouched: whatever admission leaves to it, a query string, HEAD.
 import type { RouteOptions } from 'fastify';
-import type { Clock } from '../clock.js';
-import type { AppEnv } from '../config.js';
 import { answerFast, type FastPathHandler } from '../http/fast-path.js';
-import type { ApiKeysService } from '../modules/api-keys/service.js';
 import { endpointPattern, type UsageRecorder } from '../modules/usage/recorder.js';
-import { allowedNow, orgBucket, rateLimitHeaders } from '../ratelimit/plugin.js';
-import type { RateLimitStore } from '../ratelimit/stores.js';
-import { readCredential } from './credentials.js';
-import { grants, type Scope } from './scopes.js';
-import { SECRET_PREFIXES } from './secrets.js';
+import { rateLimitHeaders } from '../ratelimit/plugin.js';
+import type { KeyedAdmission } from './keyed-admission.js';
+import type { Scope } from './scopes.js';
 
 interface Catalog {
   /** The JSON, encoded once: a string would be encoded again on every answer. */
@@ -33,13 +25,8 @@ export interface KeyedCatalogFastPath extends FastPathHandler {
 }
 
 export function keyedCatalogFastPath(options: {
-  appEnv: AppEnv;
-  apiKeys: Pick<ApiKeysService, 'knownKey'>;
-  orgLimit(orgId: string): number | Promise<number>;
-  buckets: RateLimitStore;
+  admit: KeyedAdmission;
   usage: Pick<UsageRecorder, 'recordKeyRequest'>;
-  clock: Clock;
-  draining(): boolean;
 }): KeyedCatalogFastPath {
   const catalogs = new Map<string, Catalog>();
   return {
@@ -65,29 +52,11 @@ export function keyedCatalogFastPath(options: {
     },
     path(request, response) {
       const catalog = request.method === 'GET' ? catalogs.get(request.url ?? '') : undefined;
-      if (!catalog || request.headers['x-forwarded-for'] !== undefined || options.draining()) {
+      const admitted = catalog && options.admit(request, catalog.scope);
+      if (!catalog || !admitted) {
         return false;
       }
-      const credential = readCredential(request.headers);
-      if (
-        credential.kind !== 'apiKey' ||
-        (options.appEnv !== 'production' && credential.secret.startsWith(SECRET_PREFIXES.liveKey))
-      ) {
-        return false;
-      }
-      const key = options.apiKeys.knownKey(credential.secret);
-      if (!key || (catalog.scope && !grants(key.scopes as Scope[], catalog.scope))) {
-        return false;
-      }
-      const limit = options.orgLimit(key.org_id);
-      if (typeof limit !== 'number') {
-        return false;
-      }
-      const now = options.clock.now();
-      const decision = allowedNow(options.buckets, orgBucket(key.org_id), limit, now.getTime());
-      if (!decision) {
-        return false;
-      }
+      const { key, decision, now } = admitted;
       options.usage.recordKeyRequest({
         keyId: key.id,
         orgId: key.org_id,

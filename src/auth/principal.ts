@@ -12,6 +12,9 @@ export type Principal =
   /** Sandbox caller without a credential: the stable sandbox user of its X-Sandbox-Session. */
   | { kind: 'sandbox'; session: string; userId: string };
 
+/** A caller authenticated by an API key. */
+export type KeyPrincipal = Extract<Principal, { kind: 'key' }>;
+
 /**
  * - `public`: no credential is read.
  * - `session`: management routes; only a session bearer (CONTRACT.md §2).

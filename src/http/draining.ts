@@ -30,12 +30,29 @@ declare module 'fastify' {
 
 export const DRAINING_MESSAGE = 'server is shutting down: retry shortly';
 
-export function installDraining(app: FastifyInstance): void {
+/** Requests answered outside Fastify's hooks (an asynchronous fast path) hold the drain too. */
+export interface InFlight {
+  enter(): void;
+  leave(): void;
+}
+
+export function installDraining(app: FastifyInstance): InFlight {
   /** Requests counted in: the 503s of the drain itself never were. */
   const counted = new WeakSet<object>();
   let inFlight = 0;
   let draining = false;
   let idle: (() => void) | undefined;
+  const held: InFlight = {
+    enter() {
+      inFlight++;
+    },
+    leave() {
+      inFlight--;
+      if (inFlight === 0) {
+        idle?.();
+      }
+    },
+  };
 
   app.addHook('onRequest', (request, reply, done) => {
     if (draining && !request.routeOptions.config.answersWhileDraining) {
@@ -43,7 +60,7 @@ export function installDraining(app: FastifyInstance): void {
       sendFailure(reply, { status: 503, message: DRAINING_MESSAGE });
       return;
     }
-    inFlight++;
+    held.enter();
     counted.add(request);
     done();
   });
@@ -58,13 +75,8 @@ export function installDraining(app: FastifyInstance): void {
   // onResponse runs once the response is flushed to the socket. A request its client
   // abandoned may never get there; the drain's timeout bounds the wait for it.
   app.addHook('onResponse', (request, _reply, done) => {
-    if (!counted.has(request)) {
-      done();
-      return;
-    }
-    inFlight--;
-    if (inFlight === 0) {
-      idle?.();
+    if (counted.has(request)) {
+      held.leave();
     }
     done();
   });
@@ -91,4 +103,5 @@ export function installDraining(app: FastifyInstance): void {
       };
     });
   });
+  return held;
 }

@@ -1,14 +1,20 @@
 // Every failure leaves as the house envelope {error, message, code}. Unknown errors are a
 // 500 that says only `internal error`; the cause goes to the log under the request id.
 
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+} from 'fastify';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, errorEnvelope } from './errors.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
 import { ocssClassFor } from './ocss-route.js';
 import { validationMessage } from './validation-message.js';
 
-interface Failure {
+export interface Failure {
   status: number;
   message: string;
   extra?: Record<string, unknown>;
@@ -71,6 +77,32 @@ export function sendFailure(reply: FastifyReply, failure: Failure): FastifyReply
     .send(errorEnvelope(failure.status, failure.message, failure.extra));
 }
 
+/**
+ * What `error` answers, given its classification, logged as it deserves: a client error not
+ * at all, a 5xx we raised on purpose briefly, anything else with its cause.
+ */
+export function failureToAnswer(
+  error: Error,
+  failure: Failure | undefined,
+  log: FastifyBaseLogger,
+): Failure {
+  if (failure && failure.status < 500) {
+    return failure;
+  }
+  if (failure && error instanceof AppError) {
+    // A condition we raised on purpose (a cap reached): no stack, and a flood of them must
+    // not flood the log.
+    log.info({ status: failure.status }, failure.message);
+    return failure;
+  }
+  if (failure) {
+    log.warn({ err: error, status: failure.status }, failure.message);
+    return failure;
+  }
+  log.error({ err: error }, 'internal error');
+  return { status: 500, message: 'internal error' };
+}
+
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const failure = classifyError(error);
@@ -78,21 +110,7 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (failure && ocssClass) {
       failure.extra = { ...failure.extra, class: ocssClass };
     }
-    if (failure && failure.status < 500) {
-      return sendFailure(reply, failure);
-    }
-    if (failure && error instanceof AppError) {
-      // A condition we raised on purpose (a cap reached): no stack, and a flood of them must
-      // not flood the log.
-      request.log.info({ status: failure.status }, failure.message);
-      return sendFailure(reply, failure);
-    }
-    if (failure) {
-      request.log.warn({ err: error, status: failure.status }, failure.message);
-      return sendFailure(reply, failure);
-    }
-    request.log.error({ err: error }, 'internal error');
-    return sendFailure(reply, { status: 500, message: 'internal error' });
+    return sendFailure(reply, failureToAnswer(error, failure, request.log));
   });
 
   app.setNotFoundHandler((_request, reply) =>

@@ -1,6 +1,7 @@
 // Spec: "Families and children" (children); CONTRACT.md §7 (children rows).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { keyedRead } from '../../auth/keyed-read-fast-path.js';
 import { requirePrincipal } from '../../auth/principal.js';
 import type { ProductSurface } from '../../auth/product-surface.js';
 import { DateTime, Name, Uuid } from '../../http/common-schemas.js';
@@ -76,30 +77,36 @@ export function childRoutes(children: ChildrenService): FastifyPluginAsyncTypebo
           ),
     );
 
+    const listChildren = keyedRead((principal, params) =>
+      children.listChildren(principal, params.familyID as string),
+    );
     app.get(
       '/families/:familyID/children',
       {
-        config: read,
+        config: { ...read, keyedRead: listChildren },
         schema: {
           ...route('listChildren', 'The children of a family, newest first'),
           params: FamilyParams,
           response: { 200: Type.Array(Child) },
         },
       },
-      async (request) => children.listChildren(requirePrincipal(request), request.params.familyID),
+      async (request) => listChildren(requirePrincipal(request), request.params),
     );
 
+    const getChild = keyedRead((principal, params) =>
+      children.getChild(principal, params.childID as string),
+    );
     app.get(
       '/children/:childID',
       {
-        config: read,
+        config: { ...read, keyedRead: getChild },
         schema: {
           ...route('getChild', 'One child'),
           params: ChildParams,
           response: { 200: Child },
         },
       },
-      async (request) => children.getChild(requirePrincipal(request), request.params.childID),
+      async (request) => getChild(requirePrincipal(request), request.params),
     );
 
     app.patch(

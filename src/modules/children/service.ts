@@ -65,8 +65,8 @@ export function createChildrenService(deps: {
    * field by field rather than spread: rows read with their family's facts arrive as
    * copies of varying shape, and this runs for every child of every read.
    */
-  function present(child: ChildRow) {
-    const age = ageOn(child.birth_date, clock.now());
+  function present(child: ChildRow, now: Date) {
+    const age = ageOn(child.birth_date, now);
     return {
       id: child.id,
       family_id: child.family_id,
@@ -82,7 +82,7 @@ export function createChildrenService(deps: {
 
   /** The Child as the API shows it, JSON-ready: what events about it carry. */
   function eventData(row: ChildRow) {
-    const child = present(row);
+    const child = present(row, clock.now());
     return {
       ...child,
       created_at: child.created_at.toISOString(),
@@ -130,16 +130,17 @@ export function createChildrenService(deps: {
       };
       await insertChild(db, child);
       await publish('child.created', child);
-      return present(child);
+      return present(child, now);
     },
 
     async listChildren(principal: Principal, familyId: string) {
       const result = await listChildrenRead(db, familyId, tenantOf(principal));
-      return deps.families.visibleRows(principal, result, 'id').map(present);
+      const now = clock.now();
+      return deps.families.visibleRows(principal, result, 'id').map((child) => present(child, now));
     },
 
     async getChild(principal: Principal, childId: string) {
-      return present(await requireChild(principal, childId, 'read'));
+      return present(await requireChild(principal, childId, 'read'), clock.now());
     },
 
     async updateChild(principal: Principal, childId: string, input: ChildInput) {
@@ -154,7 +155,7 @@ export function createChildrenService(deps: {
         updated_at: now,
       });
       await publish('child.updated', updated);
-      return present(updated);
+      return present(updated, now);
     },
 
     async deleteChild(principal: Principal, childId: string): Promise<void> {

@@ -1,6 +1,7 @@
 // Spec: "Families and children" (families); CONTRACT.md §7 (first rows).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { keyedRead } from '../../auth/keyed-read-fast-path.js';
 import { requirePrincipal } from '../../auth/principal.js';
 import type { ProductSurface } from '../../auth/product-surface.js';
 import { CreateFamilyBody, Family, FamilyParams } from './schemas.js';
@@ -42,10 +43,18 @@ export function familyRoutes(families: FamiliesService): FastifyPluginAsyncTypeb
       async (request) => families.listFamilies(requirePrincipal(request)),
     );
 
+    const getFamily = keyedRead((principal, params) =>
+      families.getFamily(principal, params.familyID as string),
+    );
     app.get(
       '/families/:familyID',
       {
-        config: { auth: surface.auth, scope: 'read:families', errors: [401, 403, 404] },
+        config: {
+          auth: surface.auth,
+          scope: 'read:families',
+          errors: [401, 403, 404],
+          keyedRead: getFamily,
+        },
         schema: {
           operationId: surface.operationId('getFamily'),
           summary: 'One family the caller can see',
@@ -55,7 +64,7 @@ export function familyRoutes(families: FamiliesService): FastifyPluginAsyncTypeb
           response: { 200: Family },
         },
       },
-      async (request) => families.getFamily(requirePrincipal(request), request.params.familyID),
+      async (request) => getFamily(requirePrincipal(request), request.params),
     );
 
     app.patch(
