@@ -53,7 +53,7 @@ function checkAvatarUrl(url: string | null | undefined): string | null {
 export function createChildrenService(deps: {
   db: Db;
   clock: Clock;
-  families: Pick<FamiliesService, 'requireFamily' | 'checkThrough' | 'visibleRows'>;
+  families: Pick<FamiliesService, 'requireFamily' | 'checkThrough' | 'presentVisibleRows'>;
   events: EventPublisher;
   /** A deleted child takes its policies along: cached versions of them must go too. */
   policyChanges: Pick<PolicyChanges, 'child'>;
@@ -136,7 +136,9 @@ export function createChildrenService(deps: {
     async listChildren(principal: Principal, familyId: string) {
       const result = await listChildrenRead(db, familyId, tenantOf(principal));
       const now = clock.now();
-      return deps.families.visibleRows(principal, result, 'id').map((child) => present(child, now));
+      return deps.families.presentVisibleRows(principal, result, 'id', (child) =>
+        present(child as ChildRow, now),
+      );
     },
 
     async getChild(principal: Principal, childId: string) {

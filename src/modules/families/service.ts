@@ -149,8 +149,28 @@ export function createFamiliesService(deps: {
     key: keyof R,
     notFound: string = FAMILY_NOT_FOUND,
   ): R[] {
+    return presentVisibleRows(principal, result, key, (row) => withoutFacts(row) as R, notFound);
+  }
+
+  /**
+   * The same, each row handed to `present` as read (its family's facts still on it, which
+   * `present` leaves out): one pass and one array, on the hot list reads.
+   */
+  function presentVisibleRows<R, P>(
+    principal: Principal,
+    result: Alongside<R>[],
+    key: keyof R,
+    present: (row: Alongside<R>) => P,
+    notFound: string = FAMILY_NOT_FOUND,
+  ): P[] {
     checkThrough(principal, result[0], notFound);
-    return result.filter((row) => row[key] !== null).map((row) => withoutFacts(row) as R);
+    const rows: P[] = [];
+    for (const row of result) {
+      if (row[key] !== null) {
+        rows.push(present(row));
+      }
+    }
+    return rows;
   }
 
   /** The family, if the caller may act on it (see `checkFamily`): one statement. */
@@ -211,6 +231,7 @@ export function createFamiliesService(deps: {
     checkFamily,
     checkThrough,
     visibleRows,
+    presentVisibleRows,
 
     getFamily: (principal: Principal, familyId: string) =>
       requireFamily(principal, familyId, 'read'),
