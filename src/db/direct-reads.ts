@@ -14,8 +14,16 @@ import { CompiledQuery, type LogConfig, type Logger } from 'kysely';
 import pg from 'pg';
 import type { Db } from './connect.js';
 import { preparedAttempt, type QueryConfig } from './prepared-statements.js';
+import { type RowShapes, ShapedResult } from './row-shapes.js';
 
 type QueryCallback = (error: Error | undefined, result: pg.QueryResult) => void;
+
+/** What of `pg`'s Query a direct read sets: its name, and the result it fills. */
+interface QueryInternals {
+  name?: string;
+  _result: unknown;
+  _results: unknown;
+}
 
 /**
  * Runs one statement and answers its rows: its text and values as compiled, not a Kysely
@@ -35,11 +43,14 @@ export function directReadOf(db: Db): DirectRead | undefined {
  * property, descriptors and all, on every call: ~3 % of the children read's CPU) and named
  * afterwards when it is a prepared statement.
  */
-function queryOf(config: QueryConfig, callback: QueryCallback): pg.Query {
-  const query = new pg.Query(config.text, config.values, callback);
+function queryOf(shapes: RowShapes, config: QueryConfig, callback: QueryCallback): pg.Query {
+  const query = new pg.Query(config.text, config.values, callback) as pg.Query & QueryInternals;
   if (config.name) {
-    (query as pg.Query & { name?: string }).name = config.name;
+    query.name = config.name;
   }
+  // The statement's columns are known from its last read (db/row-shapes.ts).
+  query._result = new ShapedResult(shapes, config.text);
+  query._results = query._result;
   return query;
 }
 
@@ -52,6 +63,7 @@ function queryOf(config: QueryConfig, callback: QueryCallback): pg.Query {
  */
 function readOnPool(
   pool: pg.Pool,
+  shapes: RowShapes,
   sql: string,
   parameters: readonly unknown[],
 ): Promise<unknown[]> {
@@ -66,7 +78,7 @@ function readOnPool(
         const again = error ? attempt.retry(error) : undefined;
         if (again) {
           client.query(
-            queryOf(again, (retryError, retried) => {
+            queryOf(shapes, again, (retryError, retried) => {
               release();
               retryError ? reject(retryError) : resolve(retried.rows);
             }),
@@ -76,7 +88,7 @@ function readOnPool(
         release();
         error ? reject(error) : resolve(result.rows);
       };
-      client.query(queryOf(attempt.config, answered));
+      client.query(queryOf(shapes, attempt.config, answered));
     });
   });
 }
@@ -84,6 +96,7 @@ function readOnPool(
 /** The same read, written to a statement log as Kysely writes it. */
 async function loggedRead(
   pool: pg.Pool,
+  shapes: RowShapes,
   sql: string,
   parameters: readonly unknown[],
   log: Logger,
@@ -91,7 +104,7 @@ async function loggedRead(
   const query = CompiledQuery.raw(sql, [...parameters]);
   const started = performance.now();
   try {
-    const rows = await readOnPool(pool, sql, parameters);
+    const rows = await readOnPool(pool, shapes, sql, parameters);
     await log({ level: 'query', query, queryDurationMillis: performance.now() - started });
     return rows;
   } catch (error) {
@@ -105,9 +118,10 @@ async function loggedRead(
  * (Kysely's list of levels, which logs to the console its own way) it keeps Kysely's path.
  */
 export function readDirectly(db: Db, pool: pg.Pool, log: LogConfig | undefined): void {
+  const shapes: RowShapes = new Map();
   if (log === undefined) {
-    directReads.set(db, (sql, parameters) => readOnPool(pool, sql, parameters));
+    directReads.set(db, (sql, parameters) => readOnPool(pool, shapes, sql, parameters));
   } else if (typeof log === 'function') {
-    directReads.set(db, (sql, parameters) => loggedRead(pool, sql, parameters, log));
+    directReads.set(db, (sql, parameters) => loggedRead(pool, shapes, sql, parameters, log));
   }
 }
