@@ -3,7 +3,6 @@
 // its usage, with an access line; whatever the fast path does not fully know (a key not yet
 // in memory, a missing scope, a revoked key, a full bucket, a query, a proxy header, HEAD, a
 // session) reaches the route, seen here by a hook that only routed requests pass.
-import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildListeningTestApp, type TestApp } from '../../test/app.js';
 import {
@@ -14,18 +13,9 @@ import {
   mintKey,
   type Session,
 } from '../../test/identity.js';
+import { HEADERS_WRITTEN_ALIKE, routedRequests } from '../../test/routed-requests.js';
 
 const PLATFORMS = '/api/v1/developer/platforms';
-/** Headers both paths must write alike (date, request id and the window's count move). */
-const SAME = [
-  'content-type',
-  'content-length',
-  'x-ratelimit-limit',
-  'x-content-type-options',
-  'access-control-allow-origin',
-  'access-control-expose-headers',
-];
-
 describe('keyed catalog reads answered ahead of the router', () => {
   let t: TestApp & { baseUrl: string };
   let owner: Session;
@@ -35,19 +25,9 @@ describe('keyed catalog reads answered ahead of the router', () => {
   let routed: string[];
 
   beforeEach(async () => {
-    routed = [];
-    async function countRouted(app: FastifyInstance) {
-      // onResponse: every routed request passes it, refused ones too.
-      app.addHook('onResponse', (request, _reply, done) => {
-        if (request.headers['user-agent'] !== 'lightMyRequest') {
-          routed.push(request.url);
-        }
-        done();
-      });
-    }
-    // Not encapsulated: the hook sees every routed request of the app.
-    Object.assign(countRouted, { [Symbol.for('skip-override')]: true });
-    t = await buildListeningTestApp({ plugins: [countRouted] });
+    const requests = routedRequests();
+    routed = requests.routed;
+    t = await buildListeningTestApp({ plugins: [requests.plugin] });
     owner = await longSession(t);
     orgId = (await createOrg(t.app, owner)).id;
     key = await mintKey(t.app, owner, orgId);
@@ -69,7 +49,7 @@ describe('keyed catalog reads answered ahead of the router', () => {
     for (const answer of [fast, byHeader]) {
       expect(answer.status).toBe(200);
       expect(await answer.text()).toBe(body);
-      for (const name of SAME) {
+      for (const name of HEADERS_WRITTEN_ALIKE) {
         expect(answer.headers.get(name), name).toBe(first.headers.get(name));
       }
       // And no header more or less than the route's.

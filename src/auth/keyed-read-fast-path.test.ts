@@ -15,17 +15,8 @@ import {
   mintKey,
   type Session,
 } from '../../test/identity.js';
+import { HEADERS_WRITTEN_ALIKE, routedRequests } from '../../test/routed-requests.js';
 import { keyedRead } from './keyed-read-fast-path.js';
-
-/** Headers whose values both paths must write alike (date, request id and the count move). */
-const SAME = [
-  'content-type',
-  'content-length',
-  'x-ratelimit-limit',
-  'x-content-type-options',
-  'access-control-allow-origin',
-  'access-control-expose-headers',
-];
 
 const GATED = '/api/v1/developer/test-gated/:itemID';
 
@@ -81,21 +72,11 @@ describe('keyed reads by id answered ahead of the router', () => {
   let gated: ReturnType<typeof gatedRoute>;
 
   beforeEach(async () => {
-    routed = [];
-    async function countRouted(app: FastifyInstance) {
-      // onResponse: every routed request passes it, refused ones too.
-      app.addHook('onResponse', (request, _reply, done) => {
-        if (request.headers['user-agent'] !== 'lightMyRequest') {
-          routed.push(request.url);
-        }
-        done();
-      });
-    }
-    // Not encapsulated: the hook sees every routed request of the app.
-    Object.assign(countRouted, { [Symbol.for('skip-override')]: true });
+    const requests = routedRequests();
+    routed = requests.routed;
     gated = gatedRoute();
     Object.assign(gated.plugin, { [Symbol.for('skip-override')]: true });
-    t = await buildListeningTestApp({ plugins: [countRouted, gated.plugin] });
+    t = await buildListeningTestApp({ plugins: [requests.plugin, gated.plugin] });
     owner = await longSession(t);
     orgId = (await createOrg(t.app, owner)).id;
     key = await mintKey(t.app, owner, orgId);
@@ -134,7 +115,7 @@ describe('keyed reads by id answered ahead of the router', () => {
   async function expectSameAnswer(fast: Response, reference: Response, path: string) {
     expect(fast.status, path).toBe(reference.status);
     expect(await fast.text(), path).toBe(await reference.text());
-    for (const name of SAME) {
+    for (const name of HEADERS_WRITTEN_ALIKE) {
       expect(fast.headers.get(name), `${path} ${name}`).toBe(reference.headers.get(name));
     }
     // And no header more or less than the route's.

@@ -1,0 +1,38 @@
+// For tests of the fast paths answered ahead of the router (http/fast-path.ts): which of a
+// listening app's requests Fastify routed, and the headers both ways must write alike.
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Headers whose values a fast path and its route write alike (the date, the request id and
+ * the window's count move).
+ */
+export const HEADERS_WRITTEN_ALIKE = [
+  'content-type',
+  'content-length',
+  'x-ratelimit-limit',
+  'x-content-type-options',
+  'access-control-allow-origin',
+  'access-control-expose-headers',
+];
+
+/**
+ * A plugin for buildListeningTestApp that records the URL of every request of the socket
+ * (not the test's injected ones) that Fastify routed: onResponse sees each, refused ones too.
+ */
+export function routedRequests(): {
+  routed: string[];
+  plugin: (app: FastifyInstance) => Promise<void>;
+} {
+  const routed: string[] = [];
+  async function plugin(app: FastifyInstance) {
+    app.addHook('onResponse', (request, _reply, done) => {
+      if (request.headers['user-agent'] !== 'lightMyRequest') {
+        routed.push(request.url);
+      }
+      done();
+    });
+  }
+  // Not encapsulated: the hook sees every routed request of the app.
+  Object.assign(plugin, { [Symbol.for('skip-override')]: true });
+  return { routed, plugin };
+}
