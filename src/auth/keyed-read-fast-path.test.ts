@@ -112,6 +112,17 @@ describe('keyed reads by id answered ahead of the router', () => {
   const routedAnswer = (path: string, headers: Record<string, string>) =>
     read(`${path}?reference=1`, headers);
 
+  /** A key's usage rows, with what is buffered written first. */
+  async function usageOf(org: string, keyId: string): Promise<unknown[]> {
+    await t.app.flushUsage();
+    const usage = await t.app.inject({
+      url: `/api/v1/developers/orgs/${org}/usage?key_id=${keyId}`,
+      headers: owner.auth,
+    });
+    expect(usage.statusCode).toBe(200);
+    return usage.json();
+  }
+
   async function expectSameAnswer(fast: Response, reference: Response, path: string) {
     expect(fast.status, path).toBe(reference.status);
     expect(await fast.text(), path).toBe(await reference.text());
@@ -153,12 +164,7 @@ describe('keyed reads by id answered ahead of the router', () => {
 
     // Counted in the key's usage like any routed request, under the route's pattern: the
     // two children made (POST, the same pattern), two reads routed and two answered ahead.
-    await t.app.flushUsage();
-    const usage = await t.app.inject({
-      url: `/api/v1/developers/orgs/${orgId}/usage?key_id=${key.id}`,
-      headers: owner.auth,
-    });
-    expect(usage.json()).toContainEqual(
+    expect(await usageOf(orgId, key.id)).toContainEqual(
       expect.objectContaining({
         endpoint: '/api/v1/developer/families/{familyID}/children',
         status_2xx: 6,
@@ -199,12 +205,7 @@ describe('keyed reads by id answered ahead of the router', () => {
     }
     expect(routed.length - before).toBe(3);
     // Each 404 counted once, whichever path answered it.
-    await t.app.flushUsage();
-    const usage = await t.app.inject({
-      url: `/api/v1/developers/orgs/${otherOrg}/usage?key_id=${stranger.id}`,
-      headers: owner.auth,
-    });
-    expect(usage.json()).toContainEqual(
+    expect(await usageOf(otherOrg, stranger.id)).toContainEqual(
       expect.objectContaining({
         endpoint: '/api/v1/developer/families/{familyID}/children',
         status_2xx: 0,

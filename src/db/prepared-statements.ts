@@ -92,6 +92,9 @@ function transactionEffect(text: string): 'begin' | 'end' | undefined {
 /** A query as `pg` takes it: unnamed (text and values), or a named prepared statement. */
 export type QueryConfig = { text: string; values: unknown[]; name?: string };
 
+/** An unregistered text, or one renamed too often, runs unnamed and is never sent again. */
+const NO_RETRY = () => undefined;
+
 /**
  * For a caller that runs statements itself (db/direct-reads.ts): how to send `text` now,
  * and, should that fail, how to send it again (undefined: pass the error on). Same naming
@@ -103,7 +106,7 @@ export function preparedAttempt(
 ): { config: QueryConfig; retry(error: unknown): QueryConfig | undefined } {
   const named = registered.get(text);
   if (!named || named.generation > MOST_RENAMES) {
-    return { config: { text, values }, retry: () => undefined };
+    return { config: { text, values }, retry: NO_RETRY };
   }
   const generation = named.generation;
   return {

@@ -14,7 +14,7 @@ import { BODY_LIMIT_BYTES } from './json-body.js';
 import { ocssClassFor } from './ocss-route.js';
 import { validationMessage } from './validation-message.js';
 
-export interface Failure {
+interface Failure {
   status: number;
   message: string;
   extra?: Record<string, unknown>;
