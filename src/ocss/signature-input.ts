@@ -62,6 +62,16 @@ export function parseReceivedSignature(
   if (signatureInput === undefined || signature === undefined) {
     throw OcssError.signatureInvalid('Signature-Input and Signature are required');
   }
+  const canonical = readCanonicalSignature(signatureInput, signature);
+  if (canonical) {
+    return {
+      label: canonical.label,
+      components: coveredComponents(canonical.items),
+      parameters: signatureParameters(canonical.parameters),
+      signatureParams: canonical.signatureParams,
+      signature: canonical.signature,
+    };
+  }
   const inputs = parseSignatureField(signatureInput, 'Signature-Input');
   const signatures = parseSignatureField(signature, 'Signature');
   if (inputs.size !== 1 || signatures.size !== 1) {
@@ -81,6 +91,64 @@ export function parseReceivedSignature(
     parameters: signatureParameters(input[1]),
     signatureParams: serializeSignatureParams(input),
     signature: signatureBytes(signed),
+  };
+}
+
+// What nearly every signer sends is the fields' canonical serialization (RFC 8941 §4.1):
+// one member each, component names and string parameters without escapes, integers without
+// leading zeros, a padded 64-byte signature. The general parser and serializer cost ~22 µs
+// a request on the bench VM, a sixth of a signed read's main thread (docs/performance.md);
+// these expressions recognise that form only and read it as the parser would, serialized
+// inner list included (it is the text itself). Anything else, however valid, goes to the
+// general parser.
+const KEY = '[a-z*][a-z0-9_.*-]*';
+const COMPONENT = '"[a-z0-9@!#$%&\'*+.^_`|~-]+"';
+const INTEGER_VALUE = '0|-?[1-9][0-9]{0,14}';
+const STRING_VALUE = '"[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]*"';
+const CANONICAL_INPUT = new RegExp(
+  `^(${KEY})=(\\((?:${COMPONENT}(?: ${COMPONENT})*)?\\)((?:;${KEY}=(?:${INTEGER_VALUE}|${STRING_VALUE}))*))$`,
+);
+const CANONICAL_PARAMETER = new RegExp(`;(${KEY})=(${INTEGER_VALUE}|${STRING_VALUE})`, 'g');
+/** 86 base64 characters carry 516 bits: the last one must leave the 4 spare bits zero. */
+const CANONICAL_SIGNATURE = /^([a-z*][a-z0-9_.*-]*)=:([A-Za-z0-9+/]{85}[AQgw]==):$/;
+const NO_PARAMETERS: Map<string, BareItem> = new Map();
+
+interface CanonicalSignature {
+  label: string;
+  items: Item[];
+  parameters: Map<string, BareItem>;
+  signatureParams: string;
+  signature: Buffer;
+}
+
+/** The two fields read in their canonical form, or undefined: the general parser reads them. */
+export function readCanonicalSignature(
+  signatureInput: string,
+  signature: string,
+): CanonicalSignature | undefined {
+  const input = CANONICAL_INPUT.exec(signatureInput);
+  const signed = input && CANONICAL_SIGNATURE.exec(signature);
+  if (!input || !signed || signed[1] !== input[1]) {
+    return undefined;
+  }
+  const innerList = input[2] as string;
+  const listEnd = innerList.indexOf(')');
+  const names = listEnd === 1 ? [] : innerList.slice(2, listEnd - 1).split('" "');
+  const parameters = new Map<string, BareItem>();
+  for (const [, name, value] of (input[3] as string).matchAll(CANONICAL_PARAMETER)) {
+    if (parameters.has(name as string)) {
+      // A repeated parameter serializes once: not the canonical form.
+      return undefined;
+    }
+    const text = value as string;
+    parameters.set(name as string, text.startsWith('"') ? text.slice(1, -1) : Number(text));
+  }
+  return {
+    label: input[1] as string,
+    items: names.map((name): Item => [name, NO_PARAMETERS]),
+    parameters,
+    signatureParams: innerList,
+    signature: Buffer.from(signed[2] as string, 'base64'),
   };
 }
 
