@@ -5,15 +5,12 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { enforceAuthentication, installAuthentication } from './auth/authenticate.js';
 import { keyedAdmission } from './auth/keyed-admission.js';
 import { keyedCatalogFastPath } from './auth/keyed-catalog-fast-path.js';
-import {
-  type KeyedReadOptions,
-  keyedReadFastPath,
-  type SerializerCompiler,
-} from './auth/keyed-read-fast-path.js';
+import { type KeyedReadOptions, keyedReadFastPath } from './auth/keyed-read-fast-path.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config, TrustProxy } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { createAccessLog } from './http/access-log.js';
+import { clientAddress } from './http/client-address.js';
 import { installCors } from './http/cors.js';
 import { installDraining } from './http/draining.js';
 import { installErrorHandler, sendFailure } from './http/error-handler.js';
@@ -30,9 +27,14 @@ import {
   loggerOptions,
   requestIdFor,
 } from './http/request-log.js';
+import type { SerializerCompiler } from './http/route-serializers.js';
 import { installStorableParams } from './http/storable-text.js';
 import { installValidators } from './http/validator.js';
 import { devicePollFastPath } from './modules/devices/poll-fast-path.js';
+import {
+  type SignedReadOptions,
+  signedReadFastPath,
+} from './modules/federation/signed-read-fast-path.js';
 import { trustListNotModified } from './modules/federation/trust-list-fast-path.js';
 import { healthFastPath } from './modules/health/fast-path.js';
 import { healthRoutes } from './modules/health/routes.js';
@@ -71,6 +73,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const logStream = deps.logStream ? new LogWriter({ stream: deps.logStream }) : logDestination();
   const access = createAccessLog(config.logLevel, logStream);
   const fastPaths = createFastPaths(access);
+  const trustProxy = fastifyTrustProxy(config.trustProxy);
   const app = Fastify({
     serverFactory: fastPaths.serverFactory,
     logger: loggerOptions(config.logLevel, logStream),
@@ -79,7 +82,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     requestIdHeader: false,
     // One line per request is written by installRequestLog instead.
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: fastifyTrustProxy(config.trustProxy),
+    trustProxy,
     bodyLimit: BODY_LIMIT_BYTES,
     // Requests that arrive while closing are answered by the drain hook (house envelope;
     // /health says `draining`), not by Fastify's own 503 body.
@@ -174,8 +177,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       draining: () => app.draining,
       log: app.log,
     };
+    const signedOptions: SignedReadOptions = {
+      check: services.signerCheck,
+      nonces: services.nonces.store,
+      buckets: rateLimits,
+      clientAddress: clientAddress(trustProxy),
+      clock,
+      serializerCompiler: readOptions.serializerCompiler,
+      inFlight,
+      draining: () => app.draining,
+      log: app.log,
+    };
     app.addHook('onRoute', (route) => {
-      const read = keyedReadFastPath(route, readOptions);
+      const read =
+        keyedReadFastPath(route, readOptions) ?? signedReadFastPath(route, signedOptions);
       if (read) {
         fastPaths.add(read);
       }

@@ -19,6 +19,7 @@ import { classifyError, failureToAnswer } from '../http/error-handler.js';
 import { errorEnvelope } from '../http/errors.js';
 import { answerFast, type FastPathHandler } from '../http/fast-path.js';
 import { requestIdFor } from '../http/request-log.js';
+import { routeSerializers, type SerializerCompiler } from '../http/route-serializers.js';
 import { endpointPattern, type UsageRecorder } from '../modules/usage/recorder.js';
 import { rateLimitHeaders } from '../ratelimit/plugin.js';
 import { keyPrincipal } from './authenticate.js';
@@ -49,21 +50,12 @@ declare module 'fastify' {
   }
 }
 
-/** Fastify's serializer compiler (`app.serializerCompiler`), as its routes are compiled. */
-export type SerializerCompiler = (route: {
-  schema: unknown;
-  method: string;
-  url: string;
-  httpStatus: string;
-}) => (payload: unknown) => string;
-
 /** Lowercase canonical UUIDs only: any other spelling is the route's validation's to judge. */
 const UUID = '([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})';
 
 type Schema = {
   params?: { properties?: Record<string, { format?: string }> };
   querystring?: unknown;
-  response?: Record<string, unknown>;
 };
 
 /**
@@ -120,28 +112,7 @@ export function keyedReadFastPath(
   const { pattern, names } = shape;
   const scope = config.scope;
   const endpoint = endpointPattern(route.url);
-  const serializers = new Map<number, (payload: unknown) => string>();
-
-  /** As Fastify picks a reply's serializer: the status's schema, its class's, or JSON. */
-  function serializerFor(status: number): (payload: unknown) => string {
-    let serialize = serializers.get(status);
-    if (!serialize) {
-      const statusSchema =
-        schema.response?.[status] ??
-        schema.response?.[`${String(status)[0]}xx`] ??
-        schema.response?.default;
-      serialize = statusSchema
-        ? options.serializerCompiler()({
-            schema: statusSchema,
-            method: 'GET',
-            url: route.url,
-            httpStatus: String(status),
-          })
-        : JSON.stringify;
-      serializers.set(status, serialize);
-    }
-    return serialize;
-  }
+  const serializerFor = routeSerializers(route, options.serializerCompiler);
 
   function paramsOf(match: RegExpExecArray): Record<string, string> {
     const params: Record<string, string> = {};

@@ -41,13 +41,17 @@ export function answerFast(
 /**
  * Answers the request and returns the request id it answered with (its access line names
  * it), or returns false without touching the request. A path that answers after a read
- * returns a promise of the request id instead: it has taken the request, answers every
- * outcome of it itself (failures in the house envelope) and never rejects.
+ * returns a promise of the request id instead: it has taken the request and answers every
+ * outcome of it itself (failures in the house envelope). A path that reads the request's
+ * body may settle that promise with false: it answered nothing and kept the body for the
+ * route (http/kept-body.ts), which then answers as if it had read it; and it rejects only
+ * when the client went away before its body ended: the connection is closed, with nothing
+ * to answer or log.
  */
 export type FastPath = (
   request: IncomingMessage,
   response: ServerResponse,
-) => string | false | Promise<string>;
+) => string | false | Promise<string | false>;
 
 /** A fast path and the route it answers for (its access lines name it). */
 export interface FastPathHandler {
@@ -94,9 +98,12 @@ export function createFastPaths(access: AccessLog) {
         if (typeof answered === 'string') {
           logAccess(request, response, route, arrived, answered);
         } else {
-          // It never rejects (see FastPath); were it to, the connection must not hang.
+          // Rejected: a client gone mid-body (see FastPath); the connection must not hang.
           answered.then(
-            (requestId) => logAccess(request, response, route, arrived, requestId),
+            (requestId) =>
+              requestId === false
+                ? handler(request, response)
+                : logAccess(request, response, route, arrived, requestId),
             () => response.destroy(),
           );
         }

@@ -267,7 +267,9 @@ export async function createServices(
     trustList,
     advisors,
     nonces,
-    signed: { ...deps, appEnv: config.appEnv, guard: signatureGuard },
+    signed: { ...deps, appEnv: config.appEnv, guard: signatureGuard.guard },
+    /** The signed routes' verifier, for their fast path (signed-read-fast-path.ts). */
+    signerCheck: signatureGuard.check,
     annexB,
   };
 }

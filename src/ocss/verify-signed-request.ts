@@ -36,7 +36,12 @@ export interface VerifySignedRequestOptions {
   now: Date;
   /** The key of a keyid, or undefined when it names none (→ `unknown_key`). */
   resolveKey(keyid: string): Promise<ResolvedKey | undefined> | ResolvedKey | undefined;
-  nonces: NonceStore;
+  /**
+   * Where the nonce is claimed, last of all checks. `null`: the caller claims the returned
+   * nonce itself with claimNonce, after checks of its own (a fast path claims it only once
+   * it knows it will answer).
+   */
+  nonces: NonceStore | null;
   /** Components the signature must cover; default DEFAULT_REQUIRED_COMPONENTS. */
   requiredComponents?: readonly string[];
   /** |now − created| must not exceed it; default 300. */
@@ -120,8 +125,8 @@ async function verify(
   }
 
   const { nonce } = received.parameters;
-  if (nonce !== undefined) {
-    await claimNonce(options, keyid, nonce, created, maxAgeSeconds);
+  if (nonce !== undefined && options.nonces !== null) {
+    await claimNonce(options.nonces, { keyid, nonce, created }, maxAgeSeconds);
   }
   return {
     keyid,
@@ -194,18 +199,23 @@ async function resolvePublicKey(
   return resolved.publicKey;
 }
 
-async function claimNonce(
-  options: VerifySignedRequestOptions,
-  keyid: string,
-  nonce: string,
-  created: number,
-  maxAgeSeconds: number,
+/**
+ * Claims a verified signature's nonce (`replay` when it was used, `unavailable` when the
+ * store fails); a signature without one passes.
+ */
+export async function claimNonce(
+  nonces: NonceStore,
+  { keyid, nonce, created }: Pick<VerifiedSignature, 'keyid' | 'nonce' | 'created'>,
+  maxAgeSeconds = DEFAULT_MAX_AGE_SECONDS,
 ): Promise<void> {
+  if (nonce === undefined) {
+    return;
+  }
   // The signature stays acceptable until created + max age, so the nonce is held that long.
   const expiresAt = new Date((created + maxAgeSeconds) * 1000);
   let first: boolean;
   try {
-    first = await options.nonces.claim(keyid, nonce, expiresAt);
+    first = await nonces.claim(keyid, nonce, expiresAt);
   } catch {
     throw OcssError.unavailable('the nonce store is unavailable');
   }

@@ -2,6 +2,7 @@
 // 25 reviews, in catalog order for `slugs: []` or in the order asked. The cursor is opaque
 // and bound to the question: a cursor from another slug list is malformed, not a wrong page.
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { OcssError } from '../../ocss/ocss-error.js';
 import { CSM_CATALOG, findReview, type Review } from './catalog.js';
 
@@ -31,10 +32,30 @@ function decodeCursor(cursor: string, question: string): number {
   throw OcssError.malformed('cursor is not one this query returned');
 }
 
-export function bulkReviews(input: { slugs: string[]; cursor: string }): {
+export interface ReviewsPage {
   reviews: Review[];
   next_cursor: string | null;
-} {
+}
+
+/**
+ * Pages already answered, by question and cursor: the catalog is static, so a page is too,
+ * and the signed fast path serializes each page object once (signed-read-fast-path.ts).
+ */
+const pages = new LRUCache<string, ReviewsPage>({ max: 256 });
+
+export function bulkReviews(input: { slugs: string[]; cursor: string }): ReviewsPage {
+  // JSON: no two questions share a key, whatever their strings hold. A failing question
+  // throws before anything is kept.
+  const key = JSON.stringify([input.cursor, input.slugs]);
+  let page = pages.get(key);
+  if (!page) {
+    page = Object.freeze(pageOf(input));
+    pages.set(key, page);
+  }
+  return page;
+}
+
+function pageOf(input: { slugs: string[]; cursor: string }): ReviewsPage {
   const slugs = [...new Set(input.slugs)];
   const reviews: readonly Review[] =
     slugs.length === 0

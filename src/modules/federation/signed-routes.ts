@@ -8,6 +8,7 @@ import type { Clock } from '../../clock.js';
 import type { AppEnv } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import { DateTime, Name, Uuid } from '../../http/common-schemas.js';
+import { replayKeptBody } from '../../http/kept-body.js';
 import { OcssError } from '../../ocss/ocss-error.js';
 import { bulkReviews, MAX_SLUGS } from '../csm/reviews-service.js';
 import type { ProvidersService } from '../providers/service.js';
@@ -76,23 +77,54 @@ type AdvisorScope = { scope: 'family' | 'global'; scope_family_id: string | null
  */
 function createScopeCheck(db: Db) {
   const scopes = new LRUCache<string, { value: AdvisorScope }>({ max: 10_000 });
-  return async (signer: PublishedEntry, familyId: string | undefined): Promise<void> => {
-    let cached = scopes.get(signer.did);
-    if (!cached) {
-      let advisor: AdvisorScope | undefined;
-      try {
-        advisor = await findOrgAdvisorByDid(db, signer.did);
-      } catch {
-        throw OcssError.unavailable('the advisor registry cannot be read right now');
+  return {
+    async check(signer: PublishedEntry, familyId: string | undefined): Promise<void> {
+      let cached = scopes.get(signer.did);
+      if (!cached) {
+        let advisor: AdvisorScope | undefined;
+        try {
+          advisor = await findOrgAdvisorByDid(db, signer.did);
+        } catch {
+          throw OcssError.unavailable('the advisor registry cannot be read right now');
+        }
+        cached = { value: advisor ?? null };
+        scopes.set(signer.did, cached);
       }
-      cached = { value: advisor ?? null };
-      scopes.set(signer.did, cached);
-    }
-    const advisor = cached.value;
-    if (advisor?.scope === 'family' && advisor.scope_family_id !== familyId) {
-      throw OcssError.standingFailure('scope', `${signer.did} advises one family only`);
-    }
+      const advisor = cached.value;
+      if (advisor?.scope === 'family' && advisor.scope_family_id !== familyId) {
+        throw OcssError.standingFailure('scope', `${signer.did} advises one family only`);
+      }
+    },
+    /** Whether `did` is known, without a read, to act without naming a family. */
+    knownUnscoped(did: string): boolean {
+      const cached = scopes.get(did);
+      return cached !== undefined && cached.value?.scope !== 'family';
+    },
   };
+}
+
+const BULK_BODY_KEYS = new Set(['slugs', 'cursor']);
+
+/**
+ * A bulk read's body the route would take as it is, naming no family and no idempotency
+ * key: the fast path answers only these (http/fast-path.ts), the route everything else.
+ */
+function isPlainBulkBody(body: unknown): body is { slugs: string[]; cursor?: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return false;
+  }
+  for (const key of Object.keys(body)) {
+    if (!BULK_BODY_KEYS.has(key)) {
+      return false;
+    }
+  }
+  const { slugs, cursor } = body as { slugs?: unknown; cursor?: unknown };
+  return (
+    Array.isArray(slugs) &&
+    slugs.length <= MAX_SLUGS &&
+    slugs.every((slug) => typeof slug === 'string' && slug.length >= 1 && slug.length <= 200) &&
+    (cursor === undefined || (typeof cursor === 'string' && cursor.length <= 1024))
+  );
 }
 
 export function signedRoutes(deps: {
@@ -126,7 +158,25 @@ export function signedRoutes(deps: {
     app.post(
       '/api/v1/csm/reviews/bulk',
       {
-        config: { auth: 'public', ocss: { bodyIdempotencyKey: true }, errors: [401, 403, 409] },
+        config: {
+          auth: 'public',
+          ocss: { bodyIdempotencyKey: true },
+          errors: [401, 403, 409],
+          // Its unscoped 200s, ahead of the router (signed-read-fast-path.ts); a page comes
+          // from the static catalog, and a bad slug or cursor is left to the route.
+          signedRead: (signer, body) => {
+            if (!isPlainBulkBody(body) || !checkScope.knownUnscoped(signer.did)) {
+              return undefined;
+            }
+            try {
+              return bulkReviews({ slugs: body.slugs, cursor: body.cursor ?? '' });
+            } catch {
+              return undefined;
+            }
+          },
+        },
+        // A request the fast path read and left here arrives with its body kept.
+        preParsing: replayKeptBody,
         preValidation: deps.guard,
         schema: {
           operationId: 'bulkCsmReviews',
@@ -145,7 +195,7 @@ export function signedRoutes(deps: {
         },
       },
       async (request) => {
-        await checkScope(signer(request), request.body.family_id);
+        await checkScope.check(signer(request), request.body.family_id);
         return bulkReviews({ slugs: request.body.slugs, cursor: request.body.cursor ?? '' });
       },
     );
