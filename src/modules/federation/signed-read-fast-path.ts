@@ -83,7 +83,7 @@ export function signedReadFastPath(
   const path = route.url;
   const answerFor: SignedRead = read;
   const serializerFor = routeSerializers(route, options.serializerCompiler);
-  const serialized = new WeakMap<object, string>();
+  const serialized = new WeakMap<object, Buffer>();
 
   /** Whether the headers leave the request to this path (else the route gets it untouched). */
   function takes(request: IncomingMessage): boolean {
@@ -119,11 +119,14 @@ export function signedReadFastPath(
     }
   }
 
-  /** The answer's bytes: serialized once per answer object (answers are immutable). */
-  function bytesOf(answer: object): string {
+  /**
+   * The answer's bytes: serialized once per answer object (answers are immutable), and kept
+   * encoded, so a page is not turned into UTF-8 again for every request that asks for it.
+   */
+  function bytesOf(answer: object): Buffer {
     let bytes = serialized.get(answer);
     if (bytes === undefined) {
-      bytes = serializerFor(200)(answer);
+      bytes = Buffer.from(serializerFor(200)(answer), 'utf8');
       serialized.set(answer, bytes);
     }
     return bytes;
@@ -134,13 +137,13 @@ export function signedReadFastPath(
     response: ServerResponse,
     status: number,
     decision: WindowDecision,
-    body: string,
+    body: string | Buffer,
     requestId: string,
   ): string {
     // Added to the fresh object, not spread into a new one (see answerFast).
     const headers: Record<string, string | number> = rateLimitHeaders(decision);
     headers['content-type'] = 'application/json; charset=utf-8';
-    headers['content-length'] = Buffer.byteLength(body);
+    headers['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     if (options.draining()) {
       // As the drain's onSend hook does: the client opens a new connection next time.
       headers.connection = 'close';
