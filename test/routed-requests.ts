@@ -1,6 +1,7 @@
 // For tests of the fast paths answered ahead of the router (http/fast-path.ts): which of a
 // listening app's requests Fastify routed, and the headers both ways must write alike.
 import type { FastifyInstance } from 'fastify';
+import { expect } from 'vitest';
 
 /**
  * Headers whose values a fast path and its route write alike (the date, the request id and
@@ -14,6 +15,23 @@ export const HEADERS_WRITTEN_ALIKE = [
   'access-control-allow-origin',
   'access-control-expose-headers',
 ];
+
+/**
+ * A fast path's answer against the route's: the same status and bytes, the same values of
+ * the headers written alike, and no header more or less.
+ */
+export async function expectSameAnswer(
+  fast: Response,
+  reference: Response,
+  what: string,
+): Promise<void> {
+  expect(fast.status, what).toBe(reference.status);
+  expect(await fast.text(), what).toBe(await reference.text());
+  for (const name of HEADERS_WRITTEN_ALIKE) {
+    expect(fast.headers.get(name), `${what} ${name}`).toBe(reference.headers.get(name));
+  }
+  expect([...fast.headers.keys()].sort(), what).toEqual([...reference.headers.keys()].sort());
+}
 
 /**
  * A plugin for buildListeningTestApp that records the URL of every request of the socket

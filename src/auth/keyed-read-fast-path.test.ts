@@ -15,7 +15,7 @@ import {
   mintKey,
   type Session,
 } from '../../test/identity.js';
-import { HEADERS_WRITTEN_ALIKE, routedRequests } from '../../test/routed-requests.js';
+import { expectSameAnswer, routedRequests } from '../../test/routed-requests.js';
 import { keyedRead } from './keyed-read-fast-path.js';
 
 const GATED = '/api/v1/developer/test-gated/:itemID';
@@ -121,16 +121,6 @@ describe('keyed reads by id answered ahead of the router', () => {
     });
     expect(usage.statusCode).toBe(200);
     return usage.json();
-  }
-
-  async function expectSameAnswer(fast: Response, reference: Response, path: string) {
-    expect(fast.status, path).toBe(reference.status);
-    expect(await fast.text(), path).toBe(await reference.text());
-    for (const name of HEADERS_WRITTEN_ALIKE) {
-      expect(fast.headers.get(name), `${path} ${name}`).toBe(reference.headers.get(name));
-    }
-    // And no header more or less than the route's.
-    expect([...fast.headers.keys()].sort(), path).toEqual([...reference.headers.keys()].sort());
   }
 
   it('answers like the route: same bytes and headers, one bucket, usage and an access line', async () => {

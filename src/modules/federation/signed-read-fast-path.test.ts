@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildListeningTestApp, type TestApp } from '../../../test/app.js';
 import { type OcssSigner, type SignOptions, signedRequest } from '../../../test/ocss-signer.js';
-import { HEADERS_WRITTEN_ALIKE, routedRequests } from '../../../test/routed-requests.js';
+import { expectSameAnswer, routedRequests } from '../../../test/routed-requests.js';
 import { CSM_CATALOG } from '../csm/catalog.js';
 
 const BULK = '/api/v1/csm/reviews/bulk';
@@ -67,15 +67,6 @@ describe('signed bulk reads answered ahead of the router', () => {
       headers: request.headers,
       body: request.body,
     });
-
-  async function expectSameAnswer(fast: Response, reference: Response, what: string) {
-    expect(fast.status, what).toBe(reference.status);
-    expect(await fast.text(), what).toBe(await reference.text());
-    for (const name of HEADERS_WRITTEN_ALIKE) {
-      expect(fast.headers.get(name), `${what} ${name}`).toBe(reference.headers.get(name));
-    }
-    expect([...fast.headers.keys()].sort(), what).toEqual([...reference.headers.keys()].sort());
-  }
 
   it('answers like the route: the same pages, replays and headers, one bucket, an access line', async () => {
     const client = newClient();
