@@ -14,6 +14,28 @@ declare module 'fastify' {
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
+/**
+ * A JSON body as every route reads it: `__proto__` and `constructor.prototype` keys dropped,
+ * never merged, and text PostgreSQL cannot store refused. Throws BadRequestError. Fast paths
+ * that read bodies parse with it too, so they take exactly what the routes take.
+ */
+export function parseJsonBody(raw: Buffer): unknown {
+  let parsed: unknown;
+  try {
+    parsed = secureJson.parse(raw, undefined, {
+      protoAction: 'remove',
+      constructorAction: 'remove',
+    });
+  } catch {
+    throw new BadRequestError('invalid JSON body');
+  }
+  const unstorable = unstorableTextIn(parsed);
+  if (unstorable) {
+    throw new BadRequestError(unstorable);
+  }
+  return parsed;
+}
+
 export function installJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -28,18 +50,9 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       }
       let parsed: unknown;
       try {
-        // `__proto__` and `constructor.prototype` keys are dropped, never merged.
-        parsed = secureJson.parse(raw, undefined, {
-          protoAction: 'remove',
-          constructorAction: 'remove',
-        });
-      } catch {
-        done(new BadRequestError('invalid JSON body'), undefined);
-        return;
-      }
-      const unstorable = unstorableTextIn(parsed);
-      if (unstorable) {
-        done(new BadRequestError(unstorable), undefined);
+        parsed = parseJsonBody(raw);
+      } catch (error) {
+        done(error as BadRequestError, undefined);
         return;
       }
       done(null, parsed);

@@ -19,6 +19,7 @@ import type { InFlight } from '../../http/draining.js';
 import { classifyError, failureToAnswer } from '../../http/error-handler.js';
 import { errorEnvelope } from '../../http/errors.js';
 import { answerFast, type FastPathHandler } from '../../http/fast-path.js';
+import { parseJsonBody } from '../../http/json-body.js';
 import { keepBodyForRoute, readBody } from '../../http/kept-body.js';
 import { requestIdFor } from '../../http/request-log.js';
 import { routeSerializers, type SerializerCompiler } from '../../http/route-serializers.js';
@@ -105,9 +106,9 @@ export function signedReadFastPath(
   async function prepare(request: IncomingMessage, body: Buffer) {
     let parsed: unknown;
     try {
-      // Plain JSON.parse: every answer comes from `read`, which takes only the keys it
-      // knows, so `__proto__` and its kind are never merged into anything.
-      parsed = JSON.parse(body.toString('utf8'));
+      // As the route's parser reads it: a body it would refuse (unstorable text, say) is
+      // left to it, never read more leniently here.
+      parsed = parseJsonBody(body);
       const { signer, verified } = await options.check(
         { method: 'POST', url: path, headers: request.headers, body },
         null,

@@ -107,7 +107,7 @@ const BULK_BODY_KEYS = new Set(['slugs', 'cursor']);
 
 /**
  * A bulk read's body the route would take as it is, naming no family and no idempotency
- * key: the fast path answers only these (http/fast-path.ts), the route everything else.
+ * key: the fast path answers only these (signed-read-fast-path.ts), the route the rest.
  */
 function isPlainBulkBody(body: unknown): body is { slugs: string[]; cursor?: string } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
