@@ -15,13 +15,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, RouteOptions } from 'fastify';
 import type { InFlight } from '../http/draining.js';
-import { classifyError, failureToAnswer } from '../http/error-handler.js';
-import { errorEnvelope } from '../http/errors.js';
-import { answerFast, type FastPathHandler } from '../http/fast-path.js';
+import { answerMetered, type FastPathHandler, failureAnswer } from '../http/fast-path.js';
 import { requestIdFor } from '../http/request-log.js';
 import { routeSerializers, type SerializerCompiler } from '../http/route-serializers.js';
 import { endpointPattern, type UsageRecorder } from '../modules/usage/recorder.js';
-import { rateLimitHeaders } from '../ratelimit/plugin.js';
 import { keyPrincipal } from './authenticate.js';
 import type { Admitted, KeyedAdmission } from './keyed-admission.js';
 import type { Principal } from './principal.js';
@@ -136,13 +133,7 @@ export function keyedReadFastPath(
     try {
       body = serializerFor(200)(await read(keyPrincipal(key), params));
     } catch (error) {
-      const failure = failureToAnswer(
-        error as Error,
-        classifyError(error as Error),
-        options.log.child({ reqId: requestId }),
-      );
-      status = failure.status;
-      body = serializerFor(status)(errorEnvelope(status, failure.message, failure.extra));
+      ({ status, body } = failureAnswer(error as Error, options.log, requestId, serializerFor));
     }
     options.usage.recordKeyRequest({
       keyId: key.id,
@@ -152,15 +143,7 @@ export function keyedReadFastPath(
       at: now,
       ip: request.socket.remoteAddress ?? '',
     });
-    // Added to the fresh object, not spread into a new one (see answerFast).
-    const headers: Record<string, string | number> = rateLimitHeaders(decision);
-    headers['content-type'] = 'application/json; charset=utf-8';
-    headers['content-length'] = Buffer.byteLength(body);
-    if (options.draining()) {
-      // As the drain's onSend hook does: the client opens a new connection next time.
-      headers.connection = 'close';
-    }
-    return answerFast(request, response, status, headers, body, requestId);
+    return answerMetered(request, response, status, decision, body, options.draining(), requestId);
   }
 
   return {

@@ -4,9 +4,13 @@
 // `npm run bench`). A fast path answers only what it fully understands and hands everything
 // else to Fastify untouched; it still sets the headers every response carries.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { FastifyServerFactory } from 'fastify';
+import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
+import { rateLimitHeaders } from '../ratelimit/plugin.js';
+import type { WindowDecision } from '../ratelimit/sliding-window.js';
 import { type AccessLog, pathOf } from './access-log.js';
 import { CORS_EXPOSED_HEADERS } from './cors.js';
+import { classifyError, failureToAnswer } from './error-handler.js';
+import { errorEnvelope } from './errors.js';
 import { lingerOnEarlyAnswers } from './lingering-close.js';
 import { requestIdFor } from './request-log.js';
 
@@ -36,6 +40,49 @@ export function answerFast(
   response.writeHead(status, own);
   response.end(body);
   return requestId;
+}
+
+/**
+ * A metered route's answer from a fast path: its rate-limit headers, a JSON body, and
+ * `Connection: close` while draining (as the drain's onSend hook does, so the client opens
+ * a new connection next time). Returns the request id.
+ */
+export function answerMetered(
+  request: IncomingMessage,
+  response: ServerResponse,
+  status: number,
+  decision: WindowDecision,
+  body: string | Buffer,
+  draining: boolean,
+  requestId: string,
+): string {
+  // Added to the fresh object, not spread into a new one (see answerFast).
+  const headers: Record<string, string | number> = rateLimitHeaders(decision);
+  headers['content-type'] = 'application/json; charset=utf-8';
+  headers['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  if (draining) {
+    headers.connection = 'close';
+  }
+  return answerFast(request, response, status, headers, body, requestId);
+}
+
+/**
+ * A failure as the error handler answers it (the same status, envelope and log line),
+ * serialized by the route's serializer for its status.
+ */
+export function failureAnswer(
+  error: Error,
+  log: FastifyBaseLogger,
+  requestId: string,
+  serializerFor: (status: number) => (payload: unknown) => string,
+): { status: number; body: string } {
+  const failure = failureToAnswer(error, classifyError(error), log.child({ reqId: requestId }));
+  return {
+    status: failure.status,
+    body: serializerFor(failure.status)(
+      errorEnvelope(failure.status, failure.message, failure.extra),
+    ),
+  };
 }
 
 /**

@@ -16,17 +16,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, RouteOptions } from 'fastify';
 import type { Clock } from '../../clock.js';
 import type { InFlight } from '../../http/draining.js';
-import { classifyError, failureToAnswer } from '../../http/error-handler.js';
-import { errorEnvelope } from '../../http/errors.js';
-import { answerFast, type FastPathHandler } from '../../http/fast-path.js';
+import { answerMetered, type FastPathHandler, failureAnswer } from '../../http/fast-path.js';
 import { parseJsonBody } from '../../http/json-body.js';
 import { keepBodyForRoute, readBody } from '../../http/kept-body.js';
 import { requestIdFor } from '../../http/request-log.js';
 import { routeSerializers, type SerializerCompiler } from '../../http/route-serializers.js';
 import type { NonceStore } from '../../ocss/nonce-store.js';
 import { claimNonce } from '../../ocss/verify-signed-request.js';
-import { allowedNow, DEFAULT_LIMIT, rateLimitHeaders } from '../../ratelimit/plugin.js';
-import type { WindowDecision } from '../../ratelimit/sliding-window.js';
+import { allowedNow, DEFAULT_LIMIT } from '../../ratelimit/plugin.js';
 import type { RateLimitStore } from '../../ratelimit/stores.js';
 import type { SignerCheck } from './signature-guard.js';
 import type { PublishedEntry } from './trust-list-service.js';
@@ -133,25 +130,6 @@ export function signedReadFastPath(
     return bytes;
   }
 
-  function send(
-    request: IncomingMessage,
-    response: ServerResponse,
-    status: number,
-    decision: WindowDecision,
-    body: string | Buffer,
-    requestId: string,
-  ): string {
-    // Added to the fresh object, not spread into a new one (see answerFast).
-    const headers: Record<string, string | number> = rateLimitHeaders(decision);
-    headers['content-type'] = 'application/json; charset=utf-8';
-    headers['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    if (options.draining()) {
-      // As the drain's onSend hook does: the client opens a new connection next time.
-      headers.connection = 'close';
-    }
-    return answerFast(request, response, status, headers, body, requestId);
-  }
-
   async function attempt(
     request: IncomingMessage,
     response: ServerResponse,
@@ -177,22 +155,26 @@ export function signedReadFastPath(
     try {
       await claimNonce(options.nonces, prepared.verified);
     } catch (error) {
-      const failure = failureToAnswer(
-        error as Error,
-        classifyError(error as Error),
-        options.log.child({ reqId: requestId }),
-      );
-      const envelope = errorEnvelope(failure.status, failure.message, failure.extra);
-      return send(
+      const failure = failureAnswer(error as Error, options.log, requestId, serializerFor);
+      return answerMetered(
         request,
         response,
         failure.status,
         decision,
-        serializerFor(failure.status)(envelope),
+        failure.body,
+        options.draining(),
         requestId,
       );
     }
-    return send(request, response, 200, decision, bytesOf(prepared.answer), requestId);
+    return answerMetered(
+      request,
+      response,
+      200,
+      decision,
+      bytesOf(prepared.answer),
+      options.draining(),
+      requestId,
+    );
   }
 
   return {

@@ -34,12 +34,16 @@ const Review = Type.Object(
   { $id: 'CsmReview' },
 );
 
+/** The bulk body's bounds, read by its schema and by the fast path's check alike. */
+const MAX_SLUG_LENGTH = 200;
+const MAX_CURSOR_LENGTH = 1024;
+
 const BulkReviewsBody = Type.Object({
-  slugs: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+  slugs: Type.Array(Type.String({ minLength: 1, maxLength: MAX_SLUG_LENGTH }), {
     maxItems: MAX_SLUGS,
     description: '[] pages through the whole catalog',
   }),
-  cursor: Type.Optional(Type.String({ maxLength: 1024, description: '"" to start' })),
+  cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: '"" to start' })),
   idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   family_id: Type.Optional(
     Uuid('required of a family-scoped advisor: the family it advises (else 403 scope)'),
@@ -122,8 +126,10 @@ function isPlainBulkBody(body: unknown): body is { slugs: string[]; cursor?: str
   return (
     Array.isArray(slugs) &&
     slugs.length <= MAX_SLUGS &&
-    slugs.every((slug) => typeof slug === 'string' && slug.length >= 1 && slug.length <= 200) &&
-    (cursor === undefined || (typeof cursor === 'string' && cursor.length <= 1024))
+    slugs.every(
+      (slug) => typeof slug === 'string' && slug.length >= 1 && slug.length <= MAX_SLUG_LENGTH,
+    ) &&
+    (cursor === undefined || (typeof cursor === 'string' && cursor.length <= MAX_CURSOR_LENGTH))
   );
 }
 
