@@ -34,6 +34,23 @@ export async function expectSameAnswer(
 }
 
 /**
+ * A key without a route's scope, asked twice: the route's 403 naming the scope both times
+ * (the fast path never learns to answer it).
+ */
+export async function expectScopeRefusedTwice(
+  read: () => Promise<Response>,
+  scope: string,
+): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    const refused = await read();
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({
+      message: `missing required scope: ${scope}`,
+    });
+  }
+}
+
+/**
  * A plugin for buildListeningTestApp that records the URL of every request of the socket
  * (not the test's injected ones) that Fastify routed: onResponse sees each, refused ones too.
  */

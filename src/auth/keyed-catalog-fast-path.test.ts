@@ -13,7 +13,11 @@ import {
   mintKey,
   type Session,
 } from '../../test/identity.js';
-import { HEADERS_WRITTEN_ALIKE, routedRequests } from '../../test/routed-requests.js';
+import {
+  expectScopeRefusedTwice,
+  HEADERS_WRITTEN_ALIKE,
+  routedRequests,
+} from '../../test/routed-requests.js';
 
 const PLATFORMS = '/api/v1/developer/platforms';
 describe('keyed catalog reads answered ahead of the router', () => {
@@ -104,13 +108,7 @@ describe('keyed catalog reads answered ahead of the router', () => {
 
     // A key without the catalog's scope: the route's 403, every time.
     const narrow = await mintKey(t.app, owner, orgId, { scopes: ['read:families'] });
-    for (let i = 0; i < 2; i++) {
-      const refused = await read(PLATFORMS, bearer(narrow.key));
-      expect(refused.status).toBe(403);
-      expect(await refused.json()).toMatchObject({
-        message: 'missing required scope: read:platforms',
-      });
-    }
+    await expectScopeRefusedTwice(() => read(PLATFORMS, bearer(narrow.key)), 'read:platforms');
     expect(routed).toHaveLength(3);
 
     // Requests it does not read: a query, a proxy's client address, HEAD, a session.

@@ -15,7 +15,11 @@ import {
   mintKey,
   type Session,
 } from '../../test/identity.js';
-import { expectSameAnswer, routedRequests } from '../../test/routed-requests.js';
+import {
+  expectSameAnswer,
+  expectScopeRefusedTwice,
+  routedRequests,
+} from '../../test/routed-requests.js';
 import { keyedRead } from './keyed-read-fast-path.js';
 
 const GATED = '/api/v1/developer/test-gated/:itemID';
@@ -212,13 +216,7 @@ describe('keyed reads by id answered ahead of the router', () => {
 
     // A key without the route's scope: the route's 403.
     const narrow = await mintKey(t.app, owner, orgId, { scopes: ['read:platforms'] });
-    for (let i = 0; i < 2; i++) {
-      const refused = await read(path, bearer(narrow.key));
-      expect(refused.status).toBe(403);
-      expect(await refused.json()).toMatchObject({
-        message: 'missing required scope: read:children',
-      });
-    }
+    await expectScopeRefusedTwice(() => read(path, bearer(narrow.key)), 'read:children');
     expect(routed).toHaveLength(2);
 
     // Ids it does not read itself: upper case (valid, the route reads it), malformed (400).
