@@ -1,7 +1,7 @@
 // Single use of a signature `nonce` within its validity window. Only requests whose
 // signature already verified reach `claim`, so filling the store takes valid signatures from
 // trust-list keys, not anonymous traffic.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
@@ -18,11 +18,12 @@ export interface NonceStore {
  */
 const DEFAULT_MAX_NONCES = 100_000;
 
-/** One fixed-size key per (keyid, nonce): neither part can spill into the other. */
+/**
+ * One fixed-size key per (keyid, nonce): neither part can spill into the other. One per
+ * signed request, so the one-shot `crypto.hash` (~0.3 µs against ~1 µs for a Hash object).
+ */
 export function nonceStoreKey(keyid: string, nonce: string): string {
-  return createHash('sha256')
-    .update(JSON.stringify([keyid, nonce]))
-    .digest('hex');
+  return hash('sha256', JSON.stringify([keyid, nonce]), 'hex');
 }
 
 export function createMemoryNonceStore(options: { clock: Clock; maxNonces?: number }): NonceStore {
