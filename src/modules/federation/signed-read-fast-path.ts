@@ -101,11 +101,10 @@ export function signedReadFastPath(
 
   /** The route's answer and the verified nonce, or undefined: the route must answer. */
   async function prepare(request: IncomingMessage, body: Buffer) {
-    let parsed: unknown;
     try {
       // As the route's parser reads it: a body it would refuse (unstorable text, say) is
       // left to it, never read more leniently here.
-      parsed = parseJsonBody(body);
+      const parsed = parseJsonBody(body);
       const { signer, verified } = await options.check(
         { method: 'POST', url: path, headers: request.headers, body },
         null,
@@ -152,26 +151,25 @@ export function signedReadFastPath(
     }
     // Counted: from here on this path answers whatever happens.
     const requestId = requestIdFor(request);
+    let status = 200;
+    let answer: string | Buffer;
     try {
       await claimNonce(options.nonces, prepared.verified);
+      answer = bytesOf(prepared.answer);
     } catch (error) {
-      const failure = failureAnswer(error as Error, options.log, requestId, serializerFor);
-      return answerMetered(
-        request,
-        response,
-        failure.status,
-        decision,
-        failure.body,
-        options.draining(),
+      ({ status, body: answer } = failureAnswer(
+        error as Error,
+        options.log,
         requestId,
-      );
+        serializerFor,
+      ));
     }
     return answerMetered(
       request,
       response,
-      200,
+      status,
       decision,
-      bytesOf(prepared.answer),
+      answer,
       options.draining(),
       requestId,
     );
