@@ -6,6 +6,11 @@ export function ifNoneMatchHits(ifNoneMatch: string | undefined, etag: string): 
   if (ifNoneMatch === undefined) {
     return false;
   }
+  // What a poller sends back nearly always: the one tag it was given. The list's parse
+  // (a regular expression, an array and a replace per tag) is for everything else.
+  if (ifNoneMatch === etag) {
+    return true;
+  }
   if (ifNoneMatch.trim() === '*') {
     return true;
   }
