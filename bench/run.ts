@@ -29,15 +29,18 @@ import { storeFamilies } from './bulk-families.js';
 import { childrenReadStatements } from './children-read-sql.js';
 import { clientAddress } from './client-address.js';
 import { idleTransactionsPerSecond } from './idle-load.js';
+import { quickSetupStatement } from './quick-setup-sql.js';
 import { soak, soakSeconds } from './soak.js';
 
 /**
  * What a row is compared with: a bare node:http hello; a bare server answering the bytes
  * Haven answered on the row; a bare server + `pg` running the SQL Haven runs for it (the
  * children read), then answering the same bytes; a bare server verifying the row's signed
- * request (digest, JSON, Ed25519), then answering the same bytes (the signed row's floor).
+ * request (digest, JSON, Ed25519), then answering the same bytes (the signed row's floor); a
+ * bare server + PGlite writing quick setup's statement, then answering the same bytes (the
+ * embedded quick setup's floor).
  */
-type Comparator = 'hello' | 'same bytes' | 'same SQL' | 'same verification';
+type Comparator = 'hello' | 'same bytes' | 'same SQL' | 'same verification' | 'same write';
 
 /**
  * BENCH_FRAMEWORK_BASELINE=1 runs the `same SQL` comparator inside a bare Fastify app
@@ -50,6 +53,7 @@ const COMPARATOR_NAMES: Record<Comparator, string> = {
   'same bytes': 'bare, same bytes',
   'same SQL': FRAMEWORK_BASELINE ? 'Fastify + pg, same SQL' : 'bare + pg, same SQL',
   'same verification': 'bare, Ed25519 + same bytes',
+  'same write': 'bare + PGlite, same statement + same bytes',
 };
 
 interface Row {
@@ -72,11 +76,12 @@ interface Row {
   /** Set by `sign`: what a bare server needs to verify the row's signature itself. */
   verifier?: SignedRow['verifier'];
   /**
-   * Also measures the row's floor: the `same verification` comparator against the bare
-   * hello, in the same load. What any server doing the row's unavoidable work reaches on
-   * this machine, so how much of the gap to the goal is not Haven's.
+   * Also measures the row's floor: this comparator in Haven's place against the bare hello,
+   * in the same load. What any server doing the row's unavoidable work reaches on this
+   * machine, so how much of the gap to the goal is not Haven's. A `same write` floor is the
+   * embedded database's, measured after the row's [PGlite] figure.
    */
-  floor?: boolean;
+  floor?: 'same verification' | 'same write';
   method?: 'GET' | 'POST';
   path: string;
   headers?: Record<string, string>;
@@ -277,6 +282,9 @@ async function seedDevices(app: FastifyInstance, keyAuth: Record<string, string>
 }
 
 /** Issue 22's rows, in its table's order (and one more, kept from earlier runs). */
+const QUICK_SETUP_CHILD = 'Bench Kid';
+const QUICK_SETUP_BIRTH_DATE = '2016-05-01';
+
 function rows(auth: Credentials): Row[] {
   return [
     {
@@ -338,8 +346,9 @@ function rows(auth: Credentials): Row[] {
       method: 'POST',
       path: '/api/v1/developer/setup/quick',
       headers: { ...auth.key, 'content-type': 'application/json' },
-      body: JSON.stringify({ child_name: 'Bench Kid', birth_date: '2016-05-01' }),
+      body: JSON.stringify({ child_name: QUICK_SETUP_CHILD, birth_date: QUICK_SETUP_BIRTH_DATE }),
       embedded: true,
+      floor: 'same write',
     },
     ...(auth.signBulkRead
       ? [
@@ -354,7 +363,7 @@ function rows(auth: Credentials): Row[] {
             path: '/api/v1/csm/reviews/bulk',
             sign: auth.signBulkRead,
             spreadClients: true,
-            floor: true,
+            floor: 'same verification' as const,
           },
         ]
       : []),
@@ -779,6 +788,9 @@ const haven = await startServer(
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redisDataDir = `${dataDir}-redis`;
 cpSync(dataDir, redisDataDir, { recursive: true, filter: (path) => !path.endsWith('haven.lock') });
+// The embedded quick setup's floor (bench/embedded-write-server.mjs) writes into a copy too.
+const floorDataDir = `${dataDir}-floor`;
+cpSync(dataDir, floorDataDir, { recursive: true, filter: (path) => !path.endsWith('haven.lock') });
 const havenRedis = (await redisAnswers(redisUrl))
   ? await startServer(HAVEN, {
       DATA_DIR: redisDataDir,
@@ -850,6 +862,16 @@ async function startComparator(target: Target, row: Row) {
     env.BENCH_VERIFY_PUBLIC_KEY = row.verifier.publicKey;
     env.BENCH_VERIFY_TARGET_URI = row.verifier.targetUri;
   }
+  if (row.comparator === 'same write') {
+    const { statement, freshIds } = await quickSetupStatement(
+      target.auth.orgId,
+      QUICK_SETUP_CHILD,
+      QUICK_SETUP_BIRTH_DATE,
+    );
+    env.BENCH_STATEMENTS = JSON.stringify([statement]);
+    env.BENCH_FRESH_IDS = JSON.stringify(freshIds);
+    env.BENCH_DATA_DIR = floorDataDir;
+  }
   if (row.comparator === 'same SQL' && target.databaseUrl) {
     const tenant = { kind: 'org' as const, orgId: target.auth.orgId, environment: 'test' as const };
     env.BENCH_STATEMENTS = JSON.stringify(
@@ -861,9 +883,11 @@ async function startComparator(target: Target, row: Row) {
   const server = await startServer(
     [
       ...COMPARATOR_NODE_ARGS,
-      row.comparator === 'same SQL' && FRAMEWORK_BASELINE
-        ? 'bench/fastify-same-sql-server.mjs'
-        : 'bench/same-bytes-server.mjs',
+      row.comparator === 'same write'
+        ? 'bench/embedded-write-server.mjs'
+        : row.comparator === 'same SQL' && FRAMEWORK_BASELINE
+          ? 'bench/fastify-same-sql-server.mjs'
+          : 'bench/same-bytes-server.mjs',
     ],
     env,
     undefined,
@@ -943,11 +967,14 @@ async function measure(target: Target, unsigned: Row) {
 }
 
 /**
- * A row's floor (`Row.floor`): the `same verification` comparator in Haven's place, against
- * the bare hello, warmed and measured in alternating slices as Haven is.
+ * A row's floor (`Row.floor`): that comparator in Haven's place, against the bare hello,
+ * warmed and measured in alternating slices as Haven is.
  */
 async function measureFloor(target: Target, unsigned: Row) {
-  const row = { ...(await signedNow(unsigned)), comparator: 'same verification' as const };
+  if (!unsigned.floor) {
+    return undefined;
+  }
+  const row = { ...(await signedNow(unsigned)), comparator: unsigned.floor };
   const floor = await startComparator(target, row);
   if (!floor) {
     return undefined;
@@ -1042,6 +1069,21 @@ try {
     notes.push(`(no Redis at ${redisUrl}: Redis rows skipped)`);
   }
   const embeddedRows = new Map(rows(embedded.auth).map((row) => [row.name, row]));
+  /** Measures `row`'s floor on `target` and adds its line (none when it cannot run). */
+  const measureFloorLine = async (target: Target, row: Row) => {
+    const floor = await measureFloor(target, row);
+    if (floor && row.floor) {
+      table.push(
+        tableLine(
+          `${row.name}${target.label}: its floor (${COMPARATOR_NAMES[row.floor]}, in Haven's place)`,
+          floor.haven,
+          COMPARATOR_NAMES[row.comparator],
+          floor.comparator,
+          undefined,
+        ),
+      );
+    }
+  };
   for (const row of rows(primary.auth).filter((row) => chosen(row.name))) {
     const first = await measure(primary, row);
     table.push(
@@ -1053,19 +1095,8 @@ try {
         row.goal,
       ),
     );
-    if (row.floor) {
-      const floor = await measureFloor(primary, row);
-      if (floor) {
-        table.push(
-          tableLine(
-            `${row.name}: its floor (${COMPARATOR_NAMES['same verification']}, in Haven's place)`,
-            floor.haven,
-            COMPARATOR_NAMES[row.comparator],
-            floor.comparator,
-            undefined,
-          ),
-        );
-      }
+    if (row.floor === 'same verification') {
+      await measureFloorLine(primary, row);
     }
     if (row.againWithFamilies && primary.databaseUrl) {
       await storeFamilies(primary.databaseUrl, row.againWithFamilies, primary.auth.orgId);
@@ -1094,6 +1125,10 @@ try {
           row.goal,
         ),
       );
+    }
+    if (row.floor === 'same write' && embeddedRow) {
+      // The embedded database's floor: after the row's [PGlite] figure (or its only one).
+      await measureFloorLine(embedded, embeddedRow);
     }
     if (row.metered && withRedis && embeddedRow) {
       const measured = await measure(withRedis, embeddedRow);
@@ -1129,5 +1164,6 @@ try {
   ]);
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(redisDataDir, { recursive: true, force: true });
+  rmSync(floorDataDir, { recursive: true, force: true });
   rmSync(responsesDir, { recursive: true, force: true });
 }

@@ -1,0 +1,57 @@
+// The statement of Haven's quick setup for a new family, taken from Haven's own store
+// function rather than retyped (as children-read-sql.ts does for the children read), so the
+// floor of the embedded quick setup row (bench/embedded-write-server.mjs) writes exactly what
+// Haven writes: the family, child, policy and 20 rules of one call, in one statement.
+import { randomUUID } from 'node:crypto';
+import { ageOn } from '../src/modules/policies/age-bands.js';
+import { rulesForAge } from '../src/modules/policies/age-rules.js';
+import { writeQuickSetup } from '../src/modules/quick-setup/store.js';
+import { type Statement, statementsOf } from './children-read-sql.js';
+
+export interface QuickSetupStatement {
+  statement: Statement;
+  /**
+   * The ids the statement creates (family, child, policy and rules): a server writing it
+   * again gives each a fresh id, as each of Haven's calls does. The org's id stays.
+   */
+  freshIds: string[];
+}
+
+/** The statement one quick setup of `childName`, born `birthDate`, sends for a key of `orgId`. */
+export async function quickSetupStatement(
+  orgId: string,
+  childName: string,
+  birthDate: string,
+): Promise<QuickSetupStatement> {
+  const now = new Date();
+  const familyId = randomUUID();
+  const rows = { family: familyId, child: '', policy: '', rules: [] as string[] };
+  const statements = await statementsOf(async (db) => {
+    const written = await writeQuickSetup(db, {
+      family: {
+        create: {
+          id: familyId,
+          name: `${childName}'s Family`,
+          org_id: orgId,
+          environment: 'test',
+          created_at: now,
+          updated_at: now,
+        },
+      },
+      child: { name: childName, birth_date: birthDate },
+      policyName: `${childName}'s Protection Policy`,
+      rules: rulesForAge(ageOn(birthDate, now)).rules,
+      now,
+    });
+    rows.child = written.child.id;
+    rows.policy = written.policy.id;
+    rows.rules = written.rules.map((rule) => rule.id);
+  });
+  if (statements.length !== 1) {
+    throw new Error(`a new family's quick setup sent ${statements.length} statements, not 1`);
+  }
+  return {
+    statement: statements[0] as Statement,
+    freshIds: [rows.family, rows.child, rows.policy, ...rows.rules],
+  };
+}
