@@ -281,10 +281,11 @@ async function seedDevices(app: FastifyInstance, keyAuth: Record<string, string>
   return { keys, etag: String(policy.headers.etag) };
 }
 
-/** Issue 22's rows, in its table's order (and one more, kept from earlier runs). */
+/** The quick setup row's body, which its floor's statement is recorded for too. */
 const QUICK_SETUP_CHILD = 'Bench Kid';
 const QUICK_SETUP_BIRTH_DATE = '2016-05-01';
 
+/** Issue 22's rows, in its table's order (and one more, kept from earlier runs). */
 function rows(auth: Credentials): Row[] {
   return [
     {
