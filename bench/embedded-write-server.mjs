@@ -6,25 +6,16 @@
 // them), and the bytes Haven answered are sent (BENCH_RESPONSE_FILE). No authentication,
 // validation, rules, events or log line: what any server writing these 24 rows into this
 // database engine must do.
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { PGlite } from '@electric-sql/pglite';
+import { freshIdWriter } from './fresh-ids.mjs';
 
 const response = JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8'));
 const body = Buffer.from(response.bodyBase64, 'base64');
 const headers = { 'content-type': response.contentType, 'content-length': body.length };
 const [statement] = JSON.parse(process.env.BENCH_STATEMENTS);
-const freshIds = JSON.parse(process.env.BENCH_FRESH_IDS);
-const idPattern = new RegExp(freshIds.join('|'), 'g');
-
-/** The statement's parameters with every created id replaced by a new one. */
-function withFreshIds() {
-  const fresh = new Map(freshIds.map((id) => [id, randomUUID()]));
-  return statement.parameters.map((value) =>
-    typeof value === 'string' ? value.replace(idPattern, (id) => fresh.get(id)) : value,
-  );
-}
+const withFreshIds = freshIdWriter(statement.parameters, JSON.parse(process.env.BENCH_FRESH_IDS));
 
 const db = await PGlite.create(process.env.BENCH_DATA_DIR);
 
@@ -43,7 +34,7 @@ const server = createServer((request, res) => {
       fail(res, error);
       return;
     }
-    db.query(statement.sql, withFreshIds()).then(
+    db.query(statement.sql, withFreshIds().parameters).then(
       () => {
         res.writeHead(response.status, headers);
         res.end(body);

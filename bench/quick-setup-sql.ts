@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { ageOn } from '../src/modules/policies/age-bands.js';
 import { rulesForAge } from '../src/modules/policies/age-rules.js';
-import { writeQuickSetup } from '../src/modules/quick-setup/store.js';
+import { type QuickSetupRows, writeQuickSetup } from '../src/modules/quick-setup/store.js';
 import { type Statement, statementsOf } from './children-read-sql.js';
 
 export interface QuickSetupStatement {
@@ -24,13 +24,12 @@ export async function quickSetupStatement(
   birthDate: string,
 ): Promise<QuickSetupStatement> {
   const now = new Date();
-  const familyId = randomUUID();
-  const rows = { family: familyId, child: '', policy: '', rules: [] as string[] };
+  let written: QuickSetupRows | undefined;
   const statements = await statementsOf(async (db) => {
-    const written = await writeQuickSetup(db, {
+    written = await writeQuickSetup(db, {
       family: {
         create: {
-          id: familyId,
+          id: randomUUID(),
           name: `${childName}'s Family`,
           org_id: orgId,
           environment: 'test',
@@ -43,15 +42,17 @@ export async function quickSetupStatement(
       rules: rulesForAge(ageOn(birthDate, now)).rules,
       now,
     });
-    rows.child = written.child.id;
-    rows.policy = written.policy.id;
-    rows.rules = written.rules.map((rule) => rule.id);
   });
-  if (statements.length !== 1) {
+  if (!written || statements.length !== 1) {
     throw new Error(`a new family's quick setup sent ${statements.length} statements, not 1`);
   }
   return {
     statement: statements[0] as Statement,
-    freshIds: [rows.family, rows.child, rows.policy, ...rows.rules],
+    freshIds: [
+      written.family.id,
+      written.child.id,
+      written.policy.id,
+      ...written.rules.map((rule) => rule.id),
+    ],
   };
 }

@@ -1,9 +1,9 @@
 // The statements the bench's comparators run are Haven's own (bench/children-read-sql.ts,
 // bench/quick-setup-sql.ts): a floor that wrote something else would measure something else.
 // Checked against what Haven sends on the real route, and run as the floor server runs them.
-import { randomUUID } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshIdWriter } from '../bench/fresh-ids.mjs';
 import { quickSetupStatement } from '../bench/quick-setup-sql.js';
 import { buildTestApp, type TestApp } from './app.js';
 import { createTestDatabase } from './database.js';
@@ -58,15 +58,13 @@ describe("the embedded quick setup's floor statement", () => {
 
   it("writes a whole setup into the key's org each time its created ids are replaced", async () => {
     const floor = await quickSetupStatement(orgId, 'Floor Kid', '2016-05-01');
-    const pattern = new RegExp(floor.freshIds.join('|'), 'g');
+    const withFreshIds = freshIdWriter(floor.statement.parameters, floor.freshIds);
     const before = (await list('/families')).length;
     for (let run = 0; run < 2; run++) {
-      const fresh = new Map(floor.freshIds.map((id) => [id, randomUUID()]));
-      const parameters = floor.statement.parameters.map((value) =>
-        typeof value === 'string' ? value.replace(pattern, (id) => fresh.get(id) as string) : value,
-      );
+      // What the floor server does per request (bench/embedded-write-server.mjs).
+      const { parameters, newIds } = withFreshIds();
       await t.database.handle.db.executeQuery(CompiledQuery.raw(floor.statement.sql, parameters));
-      const familyId = fresh.get(floor.freshIds[0] as string) as string;
+      const familyId = newIds.get(floor.freshIds[0] as string) as string;
       // Readable with the key: the org's id was kept, every created id was new.
       const [child] = await list(`/families/${familyId}/children`);
       expect(child?.name).toBe('Floor Kid');
