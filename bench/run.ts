@@ -940,12 +940,12 @@ async function alternate(
   };
 }
 
-/** Warms both (JIT, caches), then measures them in alternating slices. */
 /** The row with its request signed now, if it is signed (a signature ages). */
 async function signedNow(row: Row): Promise<Row> {
   return row.sign ? { ...row, ...(await row.sign()) } : row;
 }
 
+/** Warms both (JIT, caches), then measures them in alternating slices. */
 async function measure(target: Target, unsigned: Row) {
   const row = await signedNow(unsigned);
   const comparator = await startComparator(target, row);
