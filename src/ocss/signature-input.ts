@@ -135,13 +135,23 @@ export function readCanonicalSignature(
   const listEnd = innerList.indexOf(')');
   const names = listEnd === 1 ? [] : innerList.slice(2, listEnd - 1).split('" "');
   const parameters = new Map<string, BareItem>();
-  for (const [, name, value] of (input[3] as string).matchAll(CANONICAL_PARAMETER)) {
-    if (parameters.has(name as string)) {
+  const parameterText = input[3] as string;
+  // exec from lastIndex, not matchAll: matchAll clones the expression on every call (a new
+  // RegExp and an iterator a request). Always reset first: a return from inside the loop
+  // leaves lastIndex where it stopped.
+  CANONICAL_PARAMETER.lastIndex = 0;
+  for (
+    let match = CANONICAL_PARAMETER.exec(parameterText);
+    match !== null;
+    match = CANONICAL_PARAMETER.exec(parameterText)
+  ) {
+    const name = match[1] as string;
+    if (parameters.has(name)) {
       // A repeated parameter serializes once: not the canonical form.
       return undefined;
     }
-    const text = value as string;
-    parameters.set(name as string, text.startsWith('"') ? text.slice(1, -1) : Number(text));
+    const text = match[2] as string;
+    parameters.set(name, text.startsWith('"') ? text.slice(1, -1) : Number(text));
   }
   return {
     label: input[1] as string,
