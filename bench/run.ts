@@ -110,7 +110,6 @@ interface Credentials {
   trustListEtag: string;
   /** Device keys of one child with an active policy, and that policy's ETag. */
   devices: { keys: string[]; etag: string };
-  /** A signed bulk read (no nonce, so it may be sent again within the 300 s window). */
   /**
    * Signs a bulk read now. A signature without a nonce may be sent again, but only within
    * the server's 300 s window: the row signs just before it is measured.
@@ -118,11 +117,6 @@ interface Credentials {
   signBulkRead?: () => Promise<SignedRow>;
 }
 
-/**
- * Seeds the embedded database before the server owns it: a session user, an org raised to
- * an effectively unlimited tier (so the bench measures serving, not 429s) and a key — all
- * made through the API, in this process, then handed over on disk.
- */
 /** Registers a bench advisor, who signs bulk reads for the server at `baseUrl`. */
 async function bulkReadSigner(
   app: Awaited<ReturnType<typeof buildApp>>,
@@ -156,6 +150,11 @@ async function bulkReadSigner(
   };
 }
 
+/**
+ * Seeds the embedded database before the server owns it: a session user, an org raised to
+ * an effectively unlimited tier (so the bench measures serving, not 429s) and a key — all
+ * made through the API, in this process, then handed over on disk.
+ */
 async function seed(
   storageConfig: { databaseUrl?: string; dataDir: string },
   publicBaseUrl?: string,

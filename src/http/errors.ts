@@ -88,10 +88,6 @@ export function errorEnvelope(
 }
 
 /**
- * Runs the access check of a resource's parent; a parent the caller cannot see makes the
- * resource itself not exist for it (`<thing> not found`, never the parent's 404 message).
- */
-/**
  * A row looked up by id that exists for a caller only through its parent (a child through
  * its family, a device through its child): 404 `message` when the row is absent or the
  * parent is hidden from the caller, so the two cannot be told apart.
