@@ -6,23 +6,16 @@
 // them), and the bytes Haven answered are sent (BENCH_RESPONSE_FILE). No authentication,
 // validation, rules, events or log line: what any server writing these 24 rows into this
 // database engine must do.
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { PGlite } from '@electric-sql/pglite';
 import { freshIdWriter } from './fresh-ids.mjs';
+import { answerFailure, recordedAnswer } from './recorded-answer.mjs';
 
-const response = JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8'));
-const body = Buffer.from(response.bodyBase64, 'base64');
-const headers = { 'content-type': response.contentType, 'content-length': body.length };
+const { status, body, headers } = recordedAnswer();
 const [statement] = JSON.parse(process.env.BENCH_STATEMENTS);
 const withFreshIds = freshIdWriter(statement.parameters, JSON.parse(process.env.BENCH_FRESH_IDS));
 
 const db = await PGlite.create(process.env.BENCH_DATA_DIR);
-
-function fail(res, error) {
-  res.writeHead(500, { 'content-type': 'text/plain' });
-  res.end(String(error));
-}
 
 const server = createServer((request, res) => {
   const chunks = [];
@@ -31,15 +24,15 @@ const server = createServer((request, res) => {
     try {
       JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
     } catch (error) {
-      fail(res, error);
+      answerFailure(res, error);
       return;
     }
     db.query(statement.sql, withFreshIds().parameters).then(
       () => {
-        res.writeHead(response.status, headers);
+        res.writeHead(status, headers);
         res.end(body);
       },
-      (error) => fail(res, error),
+      (error) => answerFailure(res, error),
     );
   });
 });

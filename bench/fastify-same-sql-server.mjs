@@ -4,13 +4,13 @@
 // as the bare comparator runs them) and serialises the body Haven answered (parsed once) per
 // request. Haven's figure minus this one is what Haven's own pipeline costs beyond Fastify
 // and `pg`.
-import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { runStatements } from './comparator-statements.mjs';
+import { recordedAnswer } from './recorded-answer.mjs';
 
-const response = JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8'));
-const payload = JSON.parse(Buffer.from(response.bodyBase64, 'base64').toString('utf8'));
+const { status, body } = recordedAnswer();
+const payload = JSON.parse(body.toString('utf8'));
 const statements = JSON.parse(process.env.BENCH_STATEMENTS ?? '[]');
 const pool = new pg.Pool({
   connectionString: process.env.DATABASE_URL,
@@ -20,7 +20,7 @@ const pool = new pg.Pool({
 const app = Fastify({ logger: false });
 app.get('/*', async (_request, reply) => {
   await runStatements(pool, statements);
-  return reply.code(response.status).send(payload);
+  return reply.code(status).send(payload);
 });
 await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
 process.on('SIGTERM', () =>

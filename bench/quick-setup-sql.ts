@@ -1,12 +1,12 @@
 // The statement of Haven's quick setup for a new family, taken from Haven's own store
-// function rather than retyped (as children-read-sql.ts does for the children read), so the
+// function rather than retyped (recorded-statements.ts, as for the children read), so the
 // floor of the embedded quick setup row (bench/embedded-write-server.mjs) writes exactly what
 // Haven writes: the family, child, policy and 20 rules of one call, in one statement.
 import { randomUUID } from 'node:crypto';
 import { ageOn } from '../src/modules/policies/age-bands.js';
 import { rulesForAge } from '../src/modules/policies/age-rules.js';
 import { type QuickSetupRows, writeQuickSetup } from '../src/modules/quick-setup/store.js';
-import { type Statement, statementsOf } from './children-read-sql.js';
+import { type Statement, statementsOf } from './recorded-statements.js';
 
 export interface QuickSetupStatement {
   statement: Statement;

@@ -6,18 +6,13 @@
 // does (comparator-statements.mjs), and only then answers. With BENCH_VERIFY_PUBLIC_KEY (an
 // Ed25519 JWK `x`) and BENCH_VERIFY_TARGET_URI, it first does what any server must for a
 // signed request (signed-request-check.mjs), and answers 500 to one that fails it.
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import pg from 'pg';
 import { runStatements } from './comparator-statements.mjs';
+import { answerFailure, recordedAnswer } from './recorded-answer.mjs';
 import { signedRequestCheck } from './signed-request-check.mjs';
 
-const response = JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8'));
-const body = Buffer.from(response.bodyBase64, 'base64');
-const headers = { 'content-length': body.length };
-if (response.contentType) {
-  headers['content-type'] = response.contentType;
-}
+const { status, body, headers } = recordedAnswer();
 const statements = process.env.BENCH_STATEMENTS ? JSON.parse(process.env.BENCH_STATEMENTS) : [];
 const pool =
   statements.length > 0
@@ -31,20 +26,15 @@ const checkSigned = process.env.BENCH_VERIFY_PUBLIC_KEY
   : undefined;
 
 function answer(res) {
-  res.writeHead(response.status, headers);
+  res.writeHead(status, headers);
   res.end(body);
-}
-
-function fail(res, error) {
-  res.writeHead(500, { 'content-type': 'text/plain' });
-  res.end(String(error));
 }
 
 const server = createServer((request, res) => {
   if (checkSigned) {
     checkSigned(request).then(
-      (valid) => (valid ? answer(res) : fail(res, 'signature check failed')),
-      (error) => fail(res, error),
+      (valid) => (valid ? answer(res) : answerFailure(res, 'signature check failed')),
+      (error) => answerFailure(res, error),
     );
     return;
   }
@@ -54,7 +44,7 @@ const server = createServer((request, res) => {
   }
   runStatements(pool, statements).then(
     () => answer(res),
-    (error) => fail(res, error),
+    (error) => answerFailure(res, error),
   );
 });
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
