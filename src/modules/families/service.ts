@@ -64,9 +64,18 @@ export function createFamiliesService(deps: {
 }) {
   const { db, clock } = deps;
 
-  /** The demo family: readable by every sandbox caller (but MCP tokens), writable by none. */
+  /**
+   * Whether the caller sees the sandbox demo family. An MCP token's one family is all it
+   * sees: a token bound to the demo family sees it, a token bound to any other does not (it
+   * must not learn that anything outside its family exists).
+   */
+  function seesDemo(principal: Principal): boolean {
+    return deps.sandbox && (principal.kind !== 'mcp' || principal.familyId === DEMO_FAMILY_ID);
+  }
+
+  /** The demo family: readable by every sandbox caller that sees it, writable by none. */
   function demoAccess(principal: Principal, access: Access): boolean {
-    if (!deps.sandbox || principal.kind === 'mcp') {
+    if (!seesDemo(principal)) {
       return false;
     }
     if (access === 'write') {
@@ -219,7 +228,7 @@ export function createFamiliesService(deps: {
 
     async listFamilies(principal: Principal): Promise<FamilyRow[]> {
       const own = await listFamilies(db, tenantOf(principal));
-      if (!deps.sandbox || principal.kind === 'mcp') {
+      if (!seesDemo(principal)) {
         return own;
       }
       // The demo family is the oldest: it comes last in a newest-first list.
@@ -295,8 +304,15 @@ export function createFamiliesService(deps: {
       return outcome === 'deleted' ? undefined : outcome;
     },
 
-    /** Whether a user belongs to a family (MCP tokens may only be bound to such families). */
-    async isMember(userId: string, familyId: string): Promise<boolean> {
+    /**
+     * Whether a user may bind an MCP token to a family: one it belongs to, or the sandbox's
+     * demo family, so that an assistant can be tried on seeded data with nothing created
+     * first. The token then acts as its user does there: it reads, and every write is 403.
+     */
+    async mayBindMcpToken(userId: string, familyId: string): Promise<boolean> {
+      if (deps.sandbox && familyId === DEMO_FAMILY_ID) {
+        return true;
+      }
       return (await findMembership(db, familyId, userId)) !== undefined;
     },
   };

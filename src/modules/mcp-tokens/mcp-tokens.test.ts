@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { bearer, newSession, type Session } from '../../../test/identity.js';
 import { hashSecret } from '../../auth/secrets.js';
+import { DEMO_CHILDREN, DEMO_FAMILY_ID } from '../demo/demo-family.js';
 
 describe('MCP tokens', () => {
   let t: TestApp;
@@ -81,6 +82,56 @@ describe('MCP tokens', () => {
     expect((await mint(alice, '00000000-0000-4000-8000-000000000000')).statusCode).toBe(404);
     expect((await mint(alice, 'nope')).statusCode).toBe(400);
     expect((await mint(alice, aliceFamily, '')).statusCode).toBe(400);
+  });
+
+  it('may be bound to the sandbox demo family, which it then reads as its user does and cannot change', async () => {
+    const res = await mint(alice, DEMO_FAMILY_ID, 'try the demo');
+    expect(res.statusCode, res.body).toBe(201);
+    const { token, plain } = res.json();
+    expect(token).toMatchObject({ user_id: alice.userId, family_id: DEMO_FAMILY_ID });
+    const get = (url: string) => t.app.inject({ url, headers: bearer(plain) });
+    // Its one family is the demo family: none of its user's own.
+    expect((await get('/api/v1/families')).json().map((f: { id: string }) => f.id)).toEqual([
+      DEMO_FAMILY_ID,
+    ]);
+    expect((await get(`/api/v1/families/${DEMO_FAMILY_ID}`)).json().name).toBe(
+      'Rivera Family (demo)',
+    );
+    const children = (await get(`/api/v1/families/${DEMO_FAMILY_ID}/children`)).json();
+    expect(children.map((c: { id: string }) => c.id).sort()).toEqual(
+      DEMO_CHILDREN.map((c) => c.id).sort(),
+    );
+    const child = DEMO_CHILDREN[0].id;
+    expect((await get(`/api/v1/children/${child}`)).statusCode).toBe(200);
+    const policies = (await get(`/api/v1/children/${child}/policies`)).json();
+    expect((await get(`/api/v1/policies/${policies[0].id}/rules`)).json()).toHaveLength(20);
+    expect((await get(`/api/v1/families/${aliceFamily}`)).json()).toMatchObject({
+      code: 404,
+      message: 'family not found',
+    });
+    const rename = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/families/${DEMO_FAMILY_ID}`,
+      headers: bearer(plain),
+      payload: { name: 'Mine now' },
+    });
+    expect(rename.json()).toEqual({
+      error: 'Forbidden',
+      message: 'demo family is read-only',
+      code: 403,
+    });
+  });
+
+  it('keeps a token on its own family away from the demo family', async () => {
+    const { plain } = (await mint(alice, aliceFamily)).json();
+    for (const url of [
+      `/api/v1/families/${DEMO_FAMILY_ID}`,
+      `/api/v1/families/${DEMO_FAMILY_ID}/children`,
+      `/api/v1/children/${DEMO_CHILDREN[0].id}`,
+    ]) {
+      const res = await t.app.inject({ url, headers: bearer(plain) });
+      expect(res.statusCode, url).toBe(404);
+    }
   });
 
   it('is 401 "invalid or expired token" after revocation, and only its owner can revoke', async () => {

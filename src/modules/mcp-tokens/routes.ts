@@ -17,6 +17,8 @@ export function mcpTokenRoutes(tokens: McpTokensService): FastifyPluginAsyncType
         schema: {
           operationId: 'createMcpToken',
           summary: 'Mint an MCP token for one of the caller’s families; shown once',
+          description:
+            'In the sandbox the shared demo family may be chosen too: the token reads it as its user does, and its writes answer 403 `demo family is read-only`.',
           tags: TAGS,
           security: SECURITY,
           body: CreateMcpTokenBody,

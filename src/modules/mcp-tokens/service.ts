@@ -29,7 +29,7 @@ export type McpVerification =
 export function createMcpTokensService(deps: {
   db: Db;
   clock: Clock;
-  families: Pick<FamiliesService, 'isMember'>;
+  families: Pick<FamiliesService, 'mayBindMcpToken'>;
   bus: InvalidationBus;
 }) {
   const { db, clock, bus } = deps;
@@ -59,7 +59,7 @@ export function createMcpTokensService(deps: {
         throw new BadRequestError('label is required');
       }
       // Not a member and no such family look the same: another user's family is invisible.
-      if (!(await deps.families.isMember(userId, input.family_id))) {
+      if (!(await deps.families.mayBindMcpToken(userId, input.family_id))) {
         throw new NotFoundError('family not found');
       }
       const plain = generateSecret(SECRET_PREFIXES.mcpToken);

@@ -1,4 +1,4 @@
-// The MCP server (issue 19, CONTRACT.md §10.1) through the official SDK's Client and its
+// The MCP server (CONTRACT.md §10.1) through the official SDK's Client and its
 // Streamable HTTP transport, against a listening server: the tools of §10.1 with valid
 // schemas, a child protected end to end through them, the family wall, every auth failure,
 // and what is not JSON-RPC.
@@ -10,6 +10,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { newSession, type Session } from '../../../test/identity.js';
+import { DEMO_CHILDREN, DEMO_FAMILY_ID } from '../demo/demo-family.js';
 
 const CONTRACT_TOOLS = [
   'get_family',
@@ -329,6 +330,122 @@ describe('the MCP server at POST /mcp', () => {
     }
     expect(tried).toBeGreaterThanOrEqual(20);
     expect(await snapshot()).toBe(before);
+  });
+
+  it('on the sandbox demo family: every read tool answers, every write is 403 read-only', async () => {
+    // A user of its own, whose rate bucket the calls below leave to itself.
+    const dana = await newSession(t.app);
+    const demo = await connect((await mint(dana, DEMO_FAMILY_ID)).plain);
+    const child = DEMO_CHILDREN[1].id;
+    const anonymous = async (url: string) => (await t.app.inject({ url })).json();
+    const policy = (await anonymous(`/api/v1/children/${child}/policies`))[0].id as string;
+    const snapshot = async () =>
+      JSON.stringify([
+        await anonymous(`/api/v1/families/${DEMO_FAMILY_ID}`),
+        await anonymous(`/api/v1/families/${DEMO_FAMILY_ID}/children`),
+        await anonymous(`/api/v1/children/${child}/policies`),
+        await anonymous(`/api/v1/policies/${policy}/rules`),
+        await anonymous(`/api/v1/families/${DEMO_FAMILY_ID}/connections`),
+      ]);
+    const before = await snapshot();
+
+    expect(ok(await call(demo, 'get_family')).name).toBe('Rivera Family (demo)');
+    const children = ok(await call(demo, 'list_children')).items as Array<{ id: string }>;
+    expect(children.map((c) => c.id).sort()).toEqual(DEMO_CHILDREN.map((c) => c.id).sort());
+    const read = await demo.readResource({ uri: 'haven://family' });
+    expect(JSON.parse(String((read.contents[0] as { text?: string }).text)).family.id).toBe(
+      DEMO_FAMILY_ID,
+    );
+
+    // Arguments that would make each tool succeed on a family its token may change.
+    const ids: Record<string, string> = {
+      family_id: DEMO_FAMILY_ID,
+      child_id: child,
+      policy_id: policy,
+    };
+    const valid: Record<string, unknown> = {
+      name: 'Mallory',
+      child_name: 'Mallory',
+      birth_date: '2015-01-01',
+      platform_id: 'nextdns',
+      category: 'web_safesearch',
+      enabled: true,
+      config: { enabled: true },
+      age: 10,
+    };
+    const { tools } = await demo.listTools();
+    const reads: string[] = [];
+    const writes: string[] = [];
+    for (const tool of tools) {
+      const properties = Object.keys(tool.inputSchema.properties ?? {});
+      const required = tool.inputSchema.required ?? [];
+      // The demo family has no connection, job or device to point a tool at.
+      if (required.some((name) => !(name in ids) && !(name in valid))) {
+        continue;
+      }
+      const args: Record<string, unknown> = {};
+      for (const name of properties) {
+        if (name in ids) {
+          args[name] = ids[name];
+        } else if (name in valid && (required.includes(name) || name === 'name')) {
+          args[name] = valid[name];
+        }
+      }
+      const result = await call(demo, tool.name, args);
+      if (tool.annotations?.readOnlyHint) {
+        reads.push(tool.name);
+        expect(result.isError, `${tool.name}: ${result.content[0]?.text}`).toBeFalsy();
+      } else {
+        writes.push(tool.name);
+        expect(result, tool.name).toMatchObject({
+          isError: true,
+          content: [{ type: 'text', text: '403 demo family is read-only' }],
+        });
+      }
+    }
+    expect(reads).toEqual(
+      expect.arrayContaining([
+        'get_family',
+        'list_children',
+        'get_child',
+        'list_policies',
+        'get_policy',
+        'list_rules',
+        'get_ratings_for_age',
+        'list_connections',
+        'list_enforcement_jobs',
+        'list_devices',
+        'get_viewing_history',
+      ]),
+    );
+    expect(writes).toEqual(
+      expect.arrayContaining([
+        'create_child',
+        'update_child',
+        'delete_child',
+        'pause_policy',
+        'set_rule',
+        'delete_rule',
+        'connect_platform',
+        'enforce_policy',
+        'quick_setup_child',
+      ]),
+    );
+    expect(await snapshot()).toBe(before);
+  });
+
+  it('keeps a token on its own family away from the demo family: 404, as for any other', async () => {
+    const client = await connect(token);
+    for (const [name, args, text] of [
+      ['get_family', { family_id: DEMO_FAMILY_ID }, '404 family not found'],
+      ['list_children', { family_id: DEMO_FAMILY_ID }, '404 family not found'],
+      ['get_child', { child_id: DEMO_CHILDREN[0].id }, '404 child not found'],
+    ] as const) {
+      expect(await call(client, name, args), name).toMatchObject({
+        isError: true,
+        content: [{ type: 'text', text }],
+      });
+    }
   });
 
   it('surfaces a rate-limited token as HTTP 429 with Retry-After, before any tool runs', async () => {

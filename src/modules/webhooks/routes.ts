@@ -39,7 +39,7 @@ export function webhookRoutes(
         schema: {
           ...route('createWebhook', 'Register a webhook endpoint for a family (owner or parent)'),
           description:
-            'Answers the signing secret once. Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature` headers over the JSON body `{type, timestamp, family_id, data}`.',
+            'Answers the signing secret once. Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature` headers over the JSON body `{type, timestamp, family_id, data}`. The sandbox’s demo family never changes, so a webhook there would never fire: it is refused with 403 `demo family is read-only`.',
           body: CreateWebhookBody,
           response: { 201: CreatedWebhook },
         },

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { bearer, createOrg, mintKey, newSession, type Session } from '../../../test/identity.js';
+import { DEMO_FAMILY_ID } from '../demo/demo-family.js';
 
 const WEBHOOK_FIELDS = [
   'id',
@@ -327,6 +328,38 @@ describe('webhooks: registration and management (sandbox)', () => {
     });
     expect(guarded.statusCode).toBe(403);
     expect(guarded.json().message).toBe('insufficient role for this action');
+  });
+
+  it('refuses the demo family, which never changes: 403 "demo family is read-only" for every caller', async () => {
+    const owner = await newSession(t.app);
+    const key = await mintKey(t.app, owner, (await createOrg(t.app, owner)).id);
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/mcp/tokens',
+      headers: parent.auth,
+      payload: { family_id: DEMO_FAMILY_ID, label: 'demo' },
+    });
+    expect(token.statusCode, token.body).toBe(201);
+    const body = { family_id: DEMO_FAMILY_ID, url: 'https://demo.example/h', events: ['*'] };
+    for (const [who, prefix] of [
+      [parent.auth, '/api/v1'],
+      [{ 'x-sandbox-session': 'demo-hooks' }, '/api/v1'],
+      [bearer(token.json().plain), '/api/v1'],
+      [bearer(key.key), '/api/v1/developer'],
+    ] as const) {
+      const res = await create(body, who, prefix);
+      expect({ who, status: res.statusCode, body: res.json() }).toEqual({
+        who,
+        status: 403,
+        body: { error: 'Forbidden', message: 'demo family is read-only', code: 403 },
+      });
+    }
+    const hooks = await t.database.handle.db
+      .selectFrom('webhooks')
+      .select('id')
+      .where('family_id', '=', DEMO_FAMILY_ID)
+      .execute();
+    expect(hooks).toEqual([]);
   });
 
   it('serves API keys under /api/v1/developer with read:webhooks / write:webhooks', async () => {

@@ -616,7 +616,10 @@ export interface paths {
         /** The caller’s MCP tokens, newest first (never the secret) */
         get: operations["listMcpTokens"];
         put?: never;
-        /** Mint an MCP token for one of the caller’s families; shown once */
+        /**
+         * Mint an MCP token for one of the caller’s families; shown once
+         * @description In the sandbox the shared demo family may be chosen too: the token reads it as its user does, and its writes answer 403 `demo family is read-only`.
+         */
         post: operations["createMcpToken"];
         delete?: never;
         options?: never;
@@ -976,7 +979,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint for a family (owner or parent)
-         * @description Answers the signing secret once. Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature` headers over the JSON body `{type, timestamp, family_id, data}`.
+         * @description Answers the signing secret once. Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature` headers over the JSON body `{type, timestamp, family_id, data}`. The sandbox’s demo family never changes, so a webhook there would never fire: it is refused with 403 `demo family is read-only`.
          */
         post: operations["createWebhook"];
         delete?: never;
