@@ -1,6 +1,6 @@
 // Stores families in bulk, straight into the bench's PostgreSQL database, so the children read
-// can be measured with 1 000 and then 100 000 families stored (issue 22: its cost must stay
-// flat with data). Each table gets one `insert ... select generate_series`; the families are
+// can be measured with 1 000 and then 100 000 families stored (docs/decisions.md "Idle load and
+// flat with data"). Each table gets one `insert ... select generate_series`; the families are
 // spread like real ones: a third are users' own (with an owner member), a third belong to
 // other orgs, a third to the bench org's other environment (stored beside the bench key's
 // families, never listed to it). Half have two children.

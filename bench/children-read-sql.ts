@@ -7,7 +7,8 @@ import { type Statement, statementsOf } from './recorded-statements.js';
 
 /**
  * What Haven's children read runs for a key of `tenant`: one statement, the family's
- * visibility facts and its children together (issue 22 item 2).
+ * visibility facts and its children together (docs/decisions.md "One round trip per
+ * authorized read").
  */
 export function childrenReadStatements(
   familyId: string,

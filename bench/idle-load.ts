@@ -1,12 +1,12 @@
-// Issue 22's idle database load: transactions per second a Haven process causes in its
-// database while nothing is asked of it (job workers, batched writers, pings included).
-// Read from pg_stat_database over a connection to another database (the server's admin
-// one), so the measuring is not counted. The statistics lag: a backend flushes its counts
-// at most once a second, and one that goes idle with counts pending flushes them only ~10 s
-// later (PostgreSQL 15's PGSTAT_IDLE_INTERVAL; seen here: 10 queries counted 10 s after
-// they ran). So the caller lets startup's counts land before the first reading, and the
-// window is long enough that what is pending at either end (about the same in a steady
-// idle) blurs little.
+// The idle database load (docs/decisions.md "Idle load and flat with data"): transactions per
+// second a Haven process causes in its database while nothing is asked of it (job workers,
+// batched writers, pings included). Read from pg_stat_database over a connection to another
+// database (the server's admin one), so the measuring is not counted. The statistics lag: a
+// backend flushes its counts at most once a second, and one that goes idle with counts pending
+// flushes them only ~10 s later (PostgreSQL 15's PGSTAT_IDLE_INTERVAL; seen here: 10 queries
+// counted 10 s after they ran). So the caller lets startup's counts land before the first
+// reading, and the window is long enough that what is pending at either end (about the same in
+// a steady idle) blurs little.
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 

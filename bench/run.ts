@@ -2,7 +2,7 @@
 // path) and, for each row, a comparator doing the same work with nothing around it — a bare
 // node:http hello, a bare server sending the same bytes, or a bare server + `pg` running the
 // same SQL — each in its own process, loaded in turn by autocannon from this one. Figures
-// are ratios to the comparator in the same run (issue 22's table and goals), so they mean
+// are ratios to the comparator in the same run (goals: docs/performance.md), so they mean
 // the same on any machine. Also the idle database load, and the children read with
 // 100 000 families stored. Never part of `npm test`.
 // `npm run bench -- --soak [seconds]` runs the memory soak instead (bench/soak.ts).
@@ -59,7 +59,7 @@ const COMPARATOR_NAMES: Record<Comparator, string> = {
 interface Row {
   name: string;
   comparator: Comparator;
-  /** Issue 22's goal: Haven's rate at least this share of the comparator's. */
+  /** Its goal (docs/performance.md): Haven's rate at least this share of the comparator's. */
   goal?: number;
   /** Also measured on embedded PGlite (the issue's figures in parentheses). */
   embedded?: boolean;
@@ -245,8 +245,8 @@ async function seed(
  * 304 row the first POLL_304_DEVICES, the compiled row the rest), since both run within one
  * minute: from memory a poll row passed 38 000 requests a second in a fast hour (384 000 in
  * its warm-up and measured seconds: 64 for each of 6 000 devices), where 5 000 devices
- * shared by both rows reached the limit (429s in the compiled row). In a faster hour (the
- * eleventh pass: 40 000 a second measured, more in the warm-up) 6 000 a row reached it too
+ * shared by both rows reached the limit (429s in the compiled row). In a faster hour
+ * (40 000 a second measured, more in the warm-up) 6 000 a row reached it too
  * (35 233 429s in the 304 row), so each row has 9 000: ~67 polls a device at 48 000 a
  * second. Not more: a row's devices must fit the key cache (10 000 secrets,
  * src/cache/secret-cache.ts), or the row would measure key loads.
@@ -284,7 +284,7 @@ async function seedDevices(app: FastifyInstance, keyAuth: Record<string, string>
 const QUICK_SETUP_CHILD = 'Bench Kid';
 const QUICK_SETUP_BIRTH_DATE = '2016-05-01';
 
-/** Issue 22's rows, in its table's order (and one more, kept from earlier runs). */
+/** The rows, in docs/performance.md's order (the families list has no goal). */
 function rows(auth: Credentials): Row[] {
   return [
     {
@@ -401,7 +401,7 @@ const SETTLE_SECONDS = setting('BENCH_SETTLE_SECONDS', 0.5, 0);
  * does. The comparators get the same warm-up.
  */
 const WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 5, 0.1);
-/** As issue 22 measured. */
+/** As the goals were set (docs/decisions.md "Comparators and floors"). */
 const CONNECTIONS = setting('BENCH_CONNECTIONS', 50, 1, true);
 /** The soak keeps its own default: its figures are RSS, not rates. */
 const SOAK_CONNECTIONS = setting('BENCH_CONNECTIONS', 10, 1, true);

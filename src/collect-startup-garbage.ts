@@ -9,8 +9,8 @@
 // Node builds for each request, a reply's headers, a row) gets a map of its own: each
 // property goes through the runtime's slow path, and every inline cache that sees such
 // objects turns megamorphic. Under a light load a full collection may not come for hours;
-// on the bench the trust list's 304 spent ~4 µs a request in that path (perf, issue 22).
-// docs/decisions.md "The empty object's transitions, and alternating bench slices".
+// on the bench the trust list's 304 spent ~4 µs a request in that path (perf).
+// docs/decisions.md "The empty object's transitions".
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 

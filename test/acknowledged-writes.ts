@@ -1,8 +1,8 @@
-// Writers for the crash tests (issue 11): every kind of write a restart must keep once it is
-// acknowledged, made over HTTP against a real server the way clients make them. Each writer
-// has its own address (TRUST_PROXY), its own anonymous sandbox session (families, quick
-// setups, devices, writes under an Idempotency-Key) and its own developer session with an
-// org (API keys) and a family of its own (MCP tokens).
+// Writers for the crash tests (docs/decisions.md "Durability of acknowledged writes"): every
+// kind of write a restart must keep once it is acknowledged, made over HTTP against a real
+// server the way clients make them. Each writer has its own address (TRUST_PROXY), its own
+// anonymous sandbox session (families, quick setups, devices, writes under an Idempotency-Key)
+// and its own developer session with an org (API keys) and a family of its own (MCP tokens).
 // After a restart, verifyAcknowledged() checks every acknowledged write of every kind, and
 // landedUnacknowledged() lists what landed without the client ever being told.
 

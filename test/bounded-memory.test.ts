@@ -1,4 +1,4 @@
-// Bounded memory (issue 11, part 6): a flood of 100 000 distinct sandbox sessions from
+// Bounded memory: a flood of 100 000 distinct sandbox sessions from
 // 100 000 distinct client IPs must not grow the process without bound. Every per-caller
 // structure it touches is capped (docs/decisions.md, "Bounded memory"): the rate-limit
 // buckets (LRU, 100 000), the session -> user cache and the session last-seen batch (both at
@@ -43,7 +43,8 @@ function clientIp(i: number): string {
   return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 }
 
-// Run against PostgreSQL (the CI's second pass): the database is then out of process, so the
+// Run against PostgreSQL (the CI's PostgreSQL run; docs/decisions.md "Why the flood test runs
+// on PostgreSQL only"): the database is then out of process, so the
 // heap measured is Haven's alone, and the flood takes ~3 minutes. On the embedded engine each
 // request also runs WASM SQL in this process (~5 ms a request on this machine's CI): the same
 // flood would add ~8 minutes to every `npm test`, for the same in-process structures.

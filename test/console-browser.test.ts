@@ -1,4 +1,4 @@
-// The developer console (issue 21, CONTRACT.md §10.3) in Debian's chromium, against a real
+// The developer console (CONTRACT.md §10.3) in Debian's chromium, against a real
 // listening server: sign in, an org, a key whose secret the test then uses, usage drawn
 // after requests, the key revoked and refused, an MCP token, a failing webhook's delivery
 // retried, the trust list verified. Every page fails on a console error, a page error or a

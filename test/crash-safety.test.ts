@@ -1,4 +1,5 @@
-// Issue 11 (crash safety, graceful shutdown): the real server under concurrent writes of
+// Crash safety and graceful shutdown (docs/decisions.md "Durability of acknowledged writes",
+// "Graceful stop drains first"): the real server under concurrent writes of
 // every kind (families, quick setups, API keys, MCP tokens, device registrations, writes
 // under an Idempotency-Key; see acknowledged-writes.ts).
 // - kill -9 mid-stream: after a restart on the same storage, every write that was

@@ -1,5 +1,5 @@
-// Issue 17, item 1: an answer sent before the request body has arrived (413 from
-// Content-Length, 401/403/429 from the headers) reaches a `fetch` client that is still
+// docs/decisions.md "Lingering close": an answer sent before the request body has arrived
+// (413 from Content-Length, 401/403/429 from the headers) reaches a `fetch` client still
 // sending, instead of being destroyed by a TCP reset. The server is a real process (in the
 // same process as the client the race is hidden), every request is on a fresh connection,
 // bodies are 2 MiB and 8 MiB, with and without valid credentials.

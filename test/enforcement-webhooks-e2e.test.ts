@@ -1,7 +1,7 @@
-// Issue 9, end to end on a real database: quick setup → two sandbox platforms connected →
-// enforce → the job completes with per-platform counts; one platform made to fail → partial;
-// an integrator's endpoint receives enforcement.completed and enforcement.partial, signed
-// the Standard Webhooks way (checked with the `standardwebhooks` library).
+// Enforcement and webhooks end to end on a real database: quick setup → two sandbox platforms
+// connected → enforce → the job completes with per-platform counts; one platform made to fail →
+// partial; an integrator's endpoint receives enforcement.completed and enforcement.partial,
+// signed the Standard Webhooks way (checked with the `standardwebhooks` library).
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPlatform } from '../src/modules/platforms/catalog.js';

@@ -1,6 +1,7 @@
-// Jobs survive the process (issue 9): an enforcement queued by a server that is then killed
-// with SIGKILL is finished after the restart, on embedded storage (the same DATA_DIR) and on
-// PostgreSQL (there by a separate `npm run worker` process, the API running WORKERS=off).
+// Jobs survive the process (docs/decisions.md "A job exists exactly when its rows do"): an
+// enforcement queued by a server that is then killed with SIGKILL is finished after the
+// restart, on embedded storage (the same DATA_DIR) and on PostgreSQL (there by a separate `npm
+// run worker` process, the API running WORKERS=off).
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, newDataDir } from './database.js';

@@ -1,8 +1,9 @@
-// Live enforcement in real production processes (issue 18): the API started as `npm start`
-// starts it, with NEXTDNS_API_URL / CONTROLD_API_URL pointed at local doubles, runs the job
-// itself (WORKERS=inline), or leaves it to a separate `npm run worker` (WORKERS=off; on
-// PostgreSQL, the embedded database being one process's). Both profiles end as the policy
-// says and the job `completed`; a refused key ends `failed` with the renewal message.
+// Live enforcement in real production processes (docs/decisions.md "Where workers run"): the
+// API started as `npm start` starts it, with NEXTDNS_API_URL / CONTROLD_API_URL pointed at
+// local doubles, runs the job itself (WORKERS=inline), or leaves it to a separate `npm run
+// worker` (WORKERS=off; on PostgreSQL, the embedded database being one process's). Both
+// profiles end as the policy says and the job `completed`; a refused key ends `failed` with the
+// renewal message.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, newDataDir, type TestDatabase } from './database.js';
 import { JwksServer, newSigningKey, type SigningKey, signSession } from './jwks-server.js';

@@ -1,8 +1,8 @@
-// Hostile input on POST /mcp (issue 19), seeded like hostile-input.test.ts (HOSTILE_SEED):
-// bodies that are not JSON or not JSON-RPC, unknown methods and tools, and every tool called
-// with each argument given each hostile value. Never a 5xx; every answer is JSON: a JSON-RPC
-// error, a tool error (isError), a result, or, before JSON-RPC is reached (auth, size, rate),
-// the house envelope.
+// Hostile input on POST /mcp (docs/decisions.md "MCP HTTP edges"), seeded like
+// hostile-input.test.ts (HOSTILE_SEED): bodies that are not JSON or not JSON-RPC, unknown
+// methods and tools, and every tool called with each argument given each hostile value. Never a
+// 5xx; every answer is JSON: a JSON-RPC error, a tool error (isError), a result, or, before
+// JSON-RPC is reached (auth, size, rate), the house envelope.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from './app.js';
 import { longSession } from './identity.js';

@@ -1,6 +1,7 @@
-// Issue 22: an authorized read by id is one statement. Whether the caller sees the family
-// (a key: its org and environment; a user: membership) is read with the rows, never by a
-// query of its own first, and a refusal (403/404) is decided from that same statement.
+// docs/decisions.md "One round trip per authorized read": an authorized read by id is one
+// statement. Whether the caller sees the family (a key: its org and environment; a user:
+// membership) is read with the rows, never by a query of its own first, and a refusal (403/404)
+// is decided from that same statement.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from './app.js';

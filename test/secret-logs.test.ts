@@ -1,6 +1,6 @@
-// Issue 11, security basics: a full request mix at the most verbose log level, then every log
-// line is searched for every secret Haven issued or was handed (session JWT, API key, MCP
-// token, device key, webhook secret, platform credentials). One hit fails the test.
+// docs/decisions.md "Logs hold no secrets": a full request mix at the most verbose log level,
+// then every log line is searched for every secret Haven issued or was handed (session JWT, API
+// key, MCP token, device key, webhook secret, platform credentials). One hit fails the test.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from './app.js';
 import { TestClock } from './clock.js';

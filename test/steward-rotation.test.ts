@@ -1,4 +1,5 @@
-// Steward key rotation with real processes (issue 17, CONTRACT §9).
+// Steward key rotation with real processes (CONTRACT §9; docs/decisions.md "Steward key
+// rotation").
 // - PostgreSQL: two servers on one database started with different OCSS_STEWARD_KEYs (what a
 //   rolling deploy of a rotation looks like). Each instance's served trust list always names
 //   a key that instance's /keys serves; the mismatch is logged at warn naming both kids; a

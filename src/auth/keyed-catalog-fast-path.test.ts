@@ -1,4 +1,4 @@
-// Static catalogs read with an API key, answered ahead of the router (issue 22): over a real
+// docs/decisions.md "Keyed catalog reads are answered ahead of the router": over a real
 // socket, a key in memory gets the route's bytes and headers, counted in its org's bucket and
 // its usage, with an access line; whatever the fast path does not fully know (a key not yet
 // in memory, a missing scope, a revoked key, a full bucket, a query, a proxy header, HEAD, a

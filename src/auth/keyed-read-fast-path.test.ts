@@ -1,4 +1,4 @@
-// Reads by id with an API key, answered ahead of the router (issue 22): over a real socket,
+// docs/decisions.md "Keyed reads ahead of the router": over a real socket,
 // a key in memory gets exactly the route's answer (status, bytes, headers), its failures in
 // the same envelope, counted in its org's bucket and its usage, with an access line naming
 // the route; whatever the fast path does not fully know reaches the route, seen here by a

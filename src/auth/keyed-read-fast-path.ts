@@ -1,10 +1,10 @@
 // Reads by id with an API key (a family, its children, a child), answered ahead of Fastify
-// (see http/fast-path.ts). Such a read is one statement (issue 22); routing, validation, a
-// dozen hooks and the reply's machinery cost ~13 µs a keyed request on the bench VM (a keyed
-// catalog read: ~30 µs routed, ~17 ahead of the router), a fifth of the whole read
-// (decisions: "Keyed reads ahead of the router, hot reads straight to the pool"). A route
-// opts in by declaring its read as `config.keyedRead`, the same function its handler calls,
-// so both paths answer from one piece of code. Admission is the keyed catalog's
+// (see http/fast-path.ts). Such a read is one statement (docs/decisions.md "One round trip per
+// authorized read"); routing, validation, a dozen hooks and the reply's machinery cost ~13 µs a
+// keyed request on the bench VM (a keyed catalog read: ~30 µs routed, ~17 ahead of the router),
+// a fifth of the whole read (docs/decisions.md "Keyed reads ahead of the router"). A route opts
+// in by declaring its read as `config.keyedRead`, the same function its handler calls, so both
+// paths answer from one piece of code. Admission is the keyed catalog's
 // (auth/keyed-admission.ts); past it the request is this path's: it runs the read,
 // serializes the answer with the route's own response schema (Fastify's compiler), and
 // answers a failure in the house envelope as the error handler would, with the same log

@@ -2,8 +2,8 @@
 // through Kysely's executor. Kysely's path for one statement is five promises deep
 // (executor, connection provider, driver, connection, the prepared-statement wrapper) and
 // checks the pool out and in through its own objects: on the children read that was ~5 µs
-// of a ~65 µs request on the bench VM (`npm run bench`; decisions: "Keyed reads ahead of the
-// router, hot reads straight to the pool"). Here a read is one checkout, one query and one release, in callbacks, with
+// of a ~65 µs request on the bench VM (`npm run bench`; docs/decisions.md "Hot reads straight
+// to the pool"). Here a read is one checkout, one query and one release, in callbacks, with
 // the same naming of prepared statements (db/prepared-statements.ts).
 //
 // Only the database handle itself reads this way: a transaction (and a connection pinned

@@ -1,5 +1,6 @@
-// The cross-origin policy (issue 11, security basics): any origin, no credentials, preflights
-// answered before authentication and never metered; and the headers every response carries.
+// The cross-origin policy (docs/decisions.md "Cross-origin requests"): any origin, no
+// credentials, preflights answered before authentication and never metered; and the headers
+// every response carries.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../test/app.js';
 

@@ -1,6 +1,7 @@
-// The API reference at /docs stands alone (issue 17): in a real browser it renders Haven's
-// operations with no request to any other origin, no console error, and none of the hosted
-// features (AI agent, SDK generation, hosted client) that would need one.
+// The API reference at /docs stands alone (docs/decisions.md "Deprecation and /docs"): in a
+// real browser it renders Haven's operations with no request to any other origin, no console
+// error, and none of the hosted features (AI agent, SDK generation, hosted client) that would
+// need one.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildListeningTestApp, type TestApp } from '../../test/app.js';

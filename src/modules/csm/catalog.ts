@@ -1,7 +1,7 @@
 // The sandbox's Common-Sense-style review catalog (CONTRACT.md §9: at least 40 titles across
-// movie, tv, game, app and book; issue 8 asks for 200+). Every title is made up, assembled
-// from fixed word lists, so the catalog is identical on every deployment and restart and
-// costs no database: it is data, loaded once.
+// movie, tv, game, app and book; 220 here, docs/decisions.md "The CSM catalog"). Every title
+// is made up, assembled from fixed word lists, so the catalog is identical on every deployment
+// and restart and costs no database: it is data, loaded once.
 
 export type MediaType = 'movie' | 'tv' | 'game' | 'app' | 'book';
 
@@ -126,7 +126,7 @@ export function findReview(slug: string): Review | undefined {
   return BY_SLUG.get(slug);
 }
 
-/** A viewing report's title matched case- and spacing-insensitively (issue 9 uses it). */
+/** A viewing report's title matched case- and spacing-insensitively (its history's rating). */
 const BY_TITLE = new Map(CSM_CATALOG.map((entry) => [entry.title.toLowerCase(), entry]));
 export function findReviewByTitle(title: string): Review | undefined {
   return BY_TITLE.get(title.trim().replace(/\s+/g, ' ').toLowerCase());

@@ -1,6 +1,7 @@
-// The device poll from memory (issue 22). Every instance keeps, per child, which policy is in
-// force and its version, so "unchanged" (304) costs no database work; and, per policy, the
-// compiled body of its latest version, so a 200 costs none either once one device has read it.
+// docs/decisions.md "The device poll from memory". Every instance keeps, per child, which
+// policy is in force and its version, so "unchanged" (304) costs no database work; and, per
+// policy, the compiled body of its latest version, so a 200 costs none either once one device
+// has read it.
 //
 // Versions can go stale: every write that changes them announces it after its commit
 // (policies/policy-changes.ts) and the bus tells every instance at once; were a message lost

@@ -1,5 +1,5 @@
-// The device poll from memory (issue 22): once a device's key and its child's policy in force
-// are known, "unchanged" and a repeated compiled policy cost no database statement; every
+// docs/decisions.md "The device poll from memory": once a device's key and its child's policy
+// in force are known, "unchanged" and a repeated compiled policy cost no database statement; every
 // change of the policy in force (rules, status, deletion of the child or the family) is seen
 // by the very next poll.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
-// The device poll answered ahead of the router (issue 22): over a real socket, a current poll
-// gets the route's 304 and an unconditional one the route's compiled body (same headers,
-// counted in the same bucket), and whatever the fast path does not fully know still reaches
-// the route.
+// The device poll answered ahead of the router (docs/decisions.md "Fast paths ahead of the
+// router"): over a real socket, a current poll gets the route's 304 and an unconditional one
+// the route's compiled body (same headers, counted in the same bucket), and whatever the fast
+// path does not fully know still reaches the route.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildListeningTestApp, type TestApp } from '../../../test/app.js';
 import { type ChildSetup, quickSetup, registerDevice, sandbox } from '../../../test/devices.js';

@@ -1,4 +1,4 @@
-// Signed bulk reads answered ahead of the router (issue 22): over a real socket, a signed
+// docs/decisions.md "Signed reads ahead of the router": over a real socket, a signed
 // request gets exactly the route's answer (status, bytes, headers), a reused nonce the same
 // 409, counted in the client's one bucket; whatever the fast path does not fully know reaches
 // the route (seen by a hook only routed requests pass), with the body it had already read;

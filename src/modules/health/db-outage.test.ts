@@ -1,5 +1,5 @@
-// Issue 11 (dependencies going away): PostgreSQL cut under the app — product routes fail
-// fast with 503 in the envelope, never hang or 500, and serve again once it returns.
+// docs/decisions.md "The database away is a 503": PostgreSQL cut under the app — product routes
+// fail fast with 503 in the envelope, never hang or 500, and serve again once it returns.
 import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../../test/app.js';
 import { TestClock } from '../../../test/clock.js';

@@ -1,5 +1,5 @@
-// How many statements a quick setup sends (issue 22: writes in as few round trips as the data
-// allows). A count, never a time: each statement is a round trip to the database.
+// How many statements a quick setup sends (docs/decisions.md "Quick setup": a new family is one
+// statement). A count, never a time: each statement is a round trip to the database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { createTestDatabase } from '../../../test/database.js';

@@ -1,9 +1,9 @@
-// Which Control D setting each rule category drives (issue 18). Keys name what converge.ts
+// Which Control D setting each rule category drives. Keys name what converge.ts
 // manages: `filters.<id>` native filters and `options.<id>` profile options (on or off),
 // `default` the profile's default rule, `services:<id>` blocked services and
 // `rules.block:<host>` / `rules.bypass:<host>` custom rules. A category missing here has no
 // Control D equivalent: its rules are counted rules_skipped. docs/decisions.md carries this
-// table, checked against it by mapping-table.test.ts.
+// table ("The mapping"), checked against it by mapping-table.test.ts.
 import type { PartnerMapping, Wanted } from '../converge.js';
 import { anyOn, BYPASS_FIELDS, lookedUp, servicesOf, stringsOf, whenOn } from '../rule-config.js';
 

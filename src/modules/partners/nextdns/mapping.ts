@@ -1,7 +1,7 @@
-// Which NextDNS setting each rule category drives (issue 18). Keys name what converge.ts
+// Which NextDNS setting each rule category drives. Keys name what converge.ts
 // manages: `<list>:<id>` for entries of a profile list, `<object>.<field>` for settings.
 // A category missing here has no NextDNS equivalent: its rules are counted rules_skipped.
-// docs/decisions.md carries this table, checked against it by mapping-table.test.ts.
+// docs/decisions.md carries this table ("The mapping"), checked by mapping-table.test.ts.
 import type { PartnerMapping, Wanted } from '../converge.js';
 import { anyOn, BYPASS_FIELDS, lookedUp, servicesOf, stringsOf, whenOn } from '../rule-config.js';
 
