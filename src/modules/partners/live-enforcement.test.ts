@@ -1,7 +1,8 @@
-// Live enforcement on NextDNS and Control D (issue 18) in a production app, against local
-// doubles of both partners' APIs: the profiles end as the policy says (state, not calls),
-// again and again, through rule changes and removals, without touching the parent's own
-// entries, and through every partner error the adapters must survive.
+// Live enforcement on NextDNS and Control D (docs/decisions.md "Converge, by keys") in a
+// production app, against local doubles of both partners' APIs: the profiles end as the
+// policy says (state, not calls), again and again, through rule changes and removals,
+// without touching the parent's own entries, and through every partner error the adapters
+// must survive.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { JwksServer, newSigningKey, signSession } from '../../../test/jwks-server.js';
