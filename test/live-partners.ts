@@ -23,8 +23,10 @@ export async function startDoubles() {
     env: { NEXTDNS_API_URL: nextdns.url, CONTROLD_API_URL: controld.url, CREDENTIALS_KEY },
     /** Fresh profiles, each holding an entry the parent made themselves. */
     reset() {
-      nextdns.faults.length = 0;
-      controld.faults.length = 0;
+      for (const double of [nextdns, controld]) {
+        double.faults.length = 0;
+        double.undocumented.length = 0;
+      }
       const nd = nextdns.addProfile(NEXTDNS_PROFILE);
       nd.denylist.push({ id: 'parent-own.example', active: true });
       nd.parentalControl.services.push({ id: 'fortnite', active: false, recreation: true });

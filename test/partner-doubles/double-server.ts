@@ -1,5 +1,6 @@
-// What both partner doubles share: a local HTTP server, JSON bodies, and faults a test queues
-// for the next requests (a status with or without Retry-After, or a request left hanging).
+// What both partner doubles share: a local HTTP server, JSON bodies, faults a test queues for
+// the next requests (a status with or without Retry-After, or a request left hanging), and
+// serving only the routes a partner's reference documents.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -23,14 +24,56 @@ export interface DoubleRequest {
 
 export type DoubleAnswer = { status: number; body?: unknown };
 
+/**
+ * A route the partner's public reference documents, as a double serves it. A double serves
+ * these and nothing else: any other method and path answers 405, so a client that drifts onto
+ * an undocumented route fails against the double as it would against the partner, which
+ * promises nothing there. (Documented routes no adapter calls are left out and answer 405 too.)
+ */
+export interface DocumentedRoute {
+  method: string;
+  /** The whole path, anchored; its capture groups reach `serve` percent-decoded. */
+  path: RegExp;
+  /** The reference page that documents it, so the table can be checked against the reference. */
+  reference: string;
+  serve(request: DoubleRequest, params: string[]): DoubleAnswer;
+}
+
 export abstract class DoubleServer {
   private server: Server | undefined;
   /** Faults for the next matching requests, taken one per request. */
   readonly faults: Fault[] = [];
   /** Every request served, as `METHOD /path` (for counting calls, never for asserting state). */
   readonly requests: string[] = [];
+  /** Every request answered 405 because no documented route takes it, as `METHOD /path`. */
+  readonly undocumented: string[] = [];
 
-  protected abstract handle(request: DoubleRequest): DoubleAnswer;
+  /** The documented routes this double serves, first match wins. */
+  protected abstract readonly routes: readonly DocumentedRoute[];
+
+  /** The partner's refusal of a request before routing (its credentials check), else undefined. */
+  protected abstract refuse(request: DoubleRequest): DoubleAnswer | undefined;
+
+  /** The partner's answer to a method and path its reference does not document (a 405). */
+  protected abstract notDocumented(request: DoubleRequest): DoubleAnswer;
+
+  private handle(request: DoubleRequest): DoubleAnswer {
+    const refused = this.refuse(request);
+    if (refused) {
+      return refused;
+    }
+    for (const route of this.routes) {
+      const match = route.method === request.method ? route.path.exec(request.path) : null;
+      if (match) {
+        return route.serve(
+          request,
+          match.slice(1).map((part) => decodeURIComponent(part ?? '')),
+        );
+      }
+    }
+    this.undocumented.push(`${request.method} ${request.path}`);
+    return this.notDocumented(request);
+  }
 
   get url(): string {
     const address = this.server?.address() as AddressInfo | undefined;

@@ -3,11 +3,18 @@
 // as whole documents under X-Api-Key; {data} answers and {errors:[{code, detail, source}]}
 // refusals; 204 on writes; 403 for a refused key; 404 notFound for a missing profile or
 // entry; `duplicate` answered 200 with errors; PATCH deep-merges objects and replaces arrays.
+// It serves only routes that documentation gives (a profile: GET; its nested objects: GET and
+// PATCH; its arrays: GET and POST, their children PATCH and DELETE); any other route answers 405.
 import {
   NEXTDNS_CATEGORIES,
   NEXTDNS_SERVICES,
 } from '../../src/modules/partners/nextdns/mapping.js';
-import { type DoubleAnswer, type DoubleRequest, DoubleServer } from './double-server.js';
+import {
+  type DocumentedRoute,
+  type DoubleAnswer,
+  type DoubleRequest,
+  DoubleServer,
+} from './double-server.js';
 
 export interface Entry {
   id: string;
@@ -35,6 +42,7 @@ export interface NextDnsProfile {
 const BLOCKLISTS = ['nextdns-recommended', 'oisd', 'energized', 'adguard-dns-filter'];
 const DOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const TIME = /^(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d$/;
+const REFERENCE = 'https://nextdns.github.io/api/';
 const DAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 
 export function blankProfile(id: string): NextDnsProfile {
@@ -76,6 +84,9 @@ const error = (status: number, code: string, pointer?: string, detail?: string):
     errors: [{ code, ...(detail ? { detail } : {}), ...(pointer ? { source: { pointer } } : {}) }],
   },
 });
+
+/** The nested objects Haven reads and patches. */
+const OBJECTS = ['security', 'privacy', 'parentalControl'] as const;
 
 /** Which ids each list accepts. */
 const LISTS: Record<string, (id: string) => boolean> = {
@@ -156,85 +167,137 @@ export class NextDnsDouble extends DoubleServer {
     return { errors: [{ code: 'invalid', detail: 'malformed JSON' }] };
   }
 
-  protected handle(request: DoubleRequest): DoubleAnswer {
-    if (request.headers['x-api-key'] !== this.apiKey) {
-      return error(403, 'forbidden');
-    }
-    const match = /^\/profiles\/([^/]+)(?:\/(.*))?$/.exec(request.path);
-    if (!match) {
-      return error(404, 'notFound');
-    }
-    const profile = this.profiles.get(decodeURIComponent(match[1] as string));
-    if (!profile) {
-      return error(404, 'notFound');
-    }
-    const rest = match[2] ?? '';
-    if (rest === '' && request.method === 'GET') {
-      return { status: 200, body: { data: profile } };
-    }
-    if (['security', 'privacy', 'parentalControl'].includes(rest)) {
-      const object = profile[rest as 'security'] as Record<string, unknown>;
-      if (request.method === 'GET') {
-        return { status: 200, body: { data: object } };
-      }
-      if (request.method === 'PATCH') {
-        // All or nothing: a refused patch changes nothing.
-        const copy = structuredClone(object);
-        const refused = merge(copy, request.body, '');
-        if (refused) {
-          return refused;
-        }
-        Object.assign(object, copy);
-        return { status: 204 };
-      }
-    }
-    const list = Object.keys(LISTS).find((name) => rest === name || rest.startsWith(`${name}/`));
-    if (!list) {
-      return error(404, 'notFound');
-    }
-    const entries = list
-      .split('/')
-      .reduce<unknown>(
-        (value, part) => (value as Record<string, unknown>)[part],
-        profile,
-      ) as Entry[];
-    const itemId = rest === list ? undefined : decodeURIComponent(rest.slice(list.length + 1));
-    if (itemId === undefined) {
-      if (request.method === 'GET') {
-        return { status: 200, body: { data: entries } };
-      }
-      if (request.method !== 'POST') {
-        return error(405, 'methodNotAllowed');
-      }
-      const body = request.body as Entry | undefined;
-      if (!isObject(body) || typeof body.id !== 'string' || !LISTS[list]?.(body.id)) {
-        return error(400, 'invalid', '/id');
-      }
-      if (entries.some((entry) => entry.id === body.id)) {
-        return { status: 200, body: { errors: [{ code: 'duplicate' }] } };
-      }
-      const entry: Entry = { id: body.id };
-      if (list !== 'privacy/blocklists' && list !== 'privacy/natives') {
-        entry.active = body.active ?? true;
-      }
-      if (list.startsWith('parentalControl/')) {
-        entry.recreation = body.recreation ?? false;
-      }
-      entries.push(entry);
-      return { status: 204 };
-    }
-    const index = entries.findIndex((entry) => entry.id === itemId);
-    if (index === -1) {
-      return error(404, 'notFound');
-    }
-    if (request.method === 'DELETE') {
-      entries.splice(index, 1);
-      return { status: 204 };
-    }
-    if (request.method === 'PATCH') {
-      const refused = merge(entries[index] as unknown as Record<string, unknown>, request.body, '');
-      return refused ?? { status: 204 };
-    }
-    return error(405, 'methodNotAllowed');
+  protected refuse(request: DoubleRequest): DoubleAnswer | undefined {
+    return request.headers['x-api-key'] === this.apiKey ? undefined : error(403, 'forbidden');
   }
+
+  protected notDocumented(request: DoubleRequest): DoubleAnswer {
+    return error(
+      405,
+      'methodNotAllowed',
+      undefined,
+      `${request.method} ${request.path} is not a route of the NextDNS API documentation`,
+    );
+  }
+
+  /** A route under /profiles/:profile: a profile that is not there is a 404 notFound. */
+  private inProfile(
+    serve: (profile: NextDnsProfile, request: DoubleRequest, params: string[]) => DoubleAnswer,
+  ): DocumentedRoute['serve'] {
+    return (request, [id, ...params]) => {
+      const profile = this.profiles.get(id as string);
+      return profile ? serve(profile, request, params) : error(404, 'notFound');
+    };
+  }
+
+  protected readonly routes: readonly DocumentedRoute[] = [
+    {
+      method: 'GET',
+      path: /^\/profiles\/([^/]+)$/,
+      reference: `${REFERENCE} Profiles`,
+      serve: this.inProfile((profile) => ({ status: 200, body: { data: profile } })),
+    },
+    ...OBJECTS.flatMap((name): DocumentedRoute[] => {
+      const path = new RegExp(`^/profiles/([^/]+)/${name}$`);
+      const reference = `${REFERENCE} Nested objects and arrays (objects: GET, PATCH)`;
+      return [
+        {
+          method: 'GET',
+          path,
+          reference,
+          serve: this.inProfile((profile) => ({ status: 200, body: { data: profile[name] } })),
+        },
+        {
+          method: 'PATCH',
+          path,
+          reference,
+          serve: this.inProfile((profile, request) => {
+            // All or nothing: a refused patch changes nothing.
+            const object = profile[name] as Record<string, unknown>;
+            const copy = structuredClone(object);
+            const refused = merge(copy, request.body, '');
+            if (refused) {
+              return refused;
+            }
+            Object.assign(object, copy);
+            return { status: 204 };
+          }),
+        },
+      ];
+    }),
+    ...Object.keys(LISTS).flatMap((list): DocumentedRoute[] => {
+      const path = new RegExp(`^/profiles/([^/]+)/${list}$`);
+      const child = new RegExp(`^/profiles/([^/]+)/${list}/([^/]+)$`);
+      const reference = `${REFERENCE} Nested objects and arrays (arrays: GET, POST; children: PATCH, DELETE)`;
+      const entriesOf = (profile: NextDnsProfile) =>
+        list
+          .split('/')
+          .reduce<unknown>(
+            (value, part) => (value as Record<string, unknown>)[part],
+            profile,
+          ) as Entry[];
+      return [
+        {
+          method: 'GET',
+          path,
+          reference,
+          serve: this.inProfile((profile) => ({
+            status: 200,
+            body: { data: entriesOf(profile) },
+          })),
+        },
+        {
+          method: 'POST',
+          path,
+          reference,
+          serve: this.inProfile((profile, request) => {
+            const entries = entriesOf(profile);
+            const body = request.body as Entry | undefined;
+            if (!isObject(body) || typeof body.id !== 'string' || !LISTS[list]?.(body.id)) {
+              return error(400, 'invalid', '/id');
+            }
+            if (entries.some((entry) => entry.id === body.id)) {
+              return { status: 200, body: { errors: [{ code: 'duplicate' }] } };
+            }
+            const entry: Entry = { id: body.id };
+            if (list !== 'privacy/blocklists' && list !== 'privacy/natives') {
+              entry.active = body.active ?? true;
+            }
+            if (list.startsWith('parentalControl/')) {
+              entry.recreation = body.recreation ?? false;
+            }
+            entries.push(entry);
+            return { status: 204 };
+          }),
+        },
+        {
+          method: 'PATCH',
+          path: child,
+          reference,
+          serve: this.inProfile((profile, request, [id]) => {
+            const entry = entriesOf(profile).find((candidate) => candidate.id === id);
+            if (!entry) {
+              return error(404, 'notFound');
+            }
+            const refused = merge(entry as unknown as Record<string, unknown>, request.body, '');
+            return refused ?? { status: 204 };
+          }),
+        },
+        {
+          method: 'DELETE',
+          path: child,
+          reference,
+          serve: this.inProfile((profile, _request, [id]) => {
+            const entries = entriesOf(profile);
+            const index = entries.findIndex((entry) => entry.id === id);
+            if (index === -1) {
+              return error(404, 'notFound');
+            }
+            entries.splice(index, 1);
+            return { status: 204 };
+          }),
+        },
+      ];
+    }),
+  ];
 }

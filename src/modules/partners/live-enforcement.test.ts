@@ -23,6 +23,7 @@ import {
   setUpFamily,
   startDoubles,
 } from '../../../test/live-partners.js';
+import type { ControlDProfile } from '../../../test/partner-doubles/controld-double.js';
 import { productionEnv } from '../../../test/production.js';
 import { eventually } from '../../../test/tcp-proxy.js';
 
@@ -142,6 +143,9 @@ describe('live enforcement on NextDNS and Control D (production)', () => {
     }
     expect(nextdnsState(doubles)).toEqual(expectedNextDns());
     expect(controldState(doubles)).toEqual(expectedControlD());
+    // Connecting and enforcing took only routes the partners' references document.
+    expect(doubles.nextdns.undocumented).toEqual([]);
+    expect(doubles.controld.undocumented).toEqual([]);
 
     // The schedule drives NextDNS's recreation times; the parent's time zone stays.
     const schedule = (await api('GET', `/api/v1/policies/${family.policyId}/rules`)).body.find(
@@ -154,6 +158,67 @@ describe('live enforcement on NextDNS and Control D (production)', () => {
       end: schedule.weekday.end === '24:00' ? '23:59:59' : `${schedule.weekday.end}:00`,
     });
     expect(recreation?.times.sunday?.start).toBe(`${schedule.weekend.start}:00`);
+  });
+
+  it('reads and writes Control D only through routes its reference documents', async () => {
+    // The double, like Control D, has no per-profile options list and no `rules/all` folder.
+    for (const path of ['options', 'rules/all']) {
+      const undocumented = await fetch(
+        `${doubles.controld.url}/profiles/${CONTROLD_PROFILE}/${path}`,
+        { headers: { authorization: `Bearer ${CONTROLD_TOKEN}` } },
+      );
+      expect(undocumented.status, path).toBe(405);
+    }
+    doubles.controld.undocumented.length = 0;
+
+    // The parent's own: safe search on (its value comes only with the profile listing) and a
+    // bypass for the school in a folder (its rules come only from that folder's listing).
+    const profile = doubles.controld.profiles.get(CONTROLD_PROFILE) as ControlDProfile;
+    profile.options.set('safesearch', 1);
+    profile.groups.set(7, { group: 'School', action: { do: 1, status: 1 } });
+    profile.rules.set('school.example', { do: 1, status: 1, group: 7 });
+
+    const before = doubles.controld.requests.length;
+    const job = await enforce(api, family.childId);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    expect(resultFor(job, 'controld')).toMatchObject({ status: 'success', rules_failed: 0 });
+    const expected = expectedControlD();
+    expected.rules['school.example'] = { do: 1, status: 1, group: 7 };
+    expect(controldState(doubles)).toEqual(expected);
+    // Safe search read as on: only the option that was off is switched.
+    const writes = doubles.controld.requests
+      .slice(before)
+      .filter((line) => !line.startsWith('GET '));
+    expect(writes).toContain(`PUT /profiles/${CONTROLD_PROFILE}/options/safeyoutube`);
+    expect(writes).not.toContain(`PUT /profiles/${CONTROLD_PROFILE}/options/safesearch`);
+
+    // Haven's own rule switched off on Control D's side is switched back on, by hostname.
+    (profile.rules.get('games.example') as { status: number }).status = 0;
+    const switchedOff = doubles.controld.requests.length;
+    expect((await enforce(api, family.childId)).status).toBe('completed');
+    expect(profile.rules.get('games.example')).toEqual({ do: 0, status: 1, group: 0 });
+    expect(doubles.controld.requests.slice(switchedOff)).toContain(
+      `PUT /profiles/${CONTROLD_PROFILE}/rules`,
+    );
+    expect(doubles.controld.undocumented).toEqual([]);
+  });
+
+  it('has the NextDNS double refuse what its documentation lacks, as the Control D one does', async () => {
+    const at = (path: string, method: string) =>
+      fetch(`${doubles.nextdns.url}/profiles/${NEXTDNS_PROFILE}/${path}`, {
+        method,
+        headers: { 'x-api-key': NEXTDNS_KEY, 'content-type': 'application/json' },
+        body: method === 'GET' ? undefined : '{}',
+      });
+    // The documentation gives objects GET and PATCH, arrays GET, PUT and POST, and their
+    // children PATCH and DELETE: neither request below is among them.
+    expect((await at('parentalControl', 'POST')).status).toBe(405);
+    expect((await at('denylist/parent-own.example', 'GET')).status).toBe(405);
+    expect((await at('denylist', 'GET')).status).toBe(200);
+    expect(doubles.nextdns.undocumented).toEqual([
+      `POST /profiles/${NEXTDNS_PROFILE}/parentalControl`,
+      `GET /profiles/${NEXTDNS_PROFILE}/denylist/parent-own.example`,
+    ]);
   });
 
   it('changes nothing when the same policy is enforced again', async () => {

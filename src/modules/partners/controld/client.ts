@@ -1,7 +1,8 @@
-// Control D over its public API (https://docs.controld.com/reference): a profile read as its
-// filters, services, custom rules, default rule and options, and the changes converge.ts asks
-// for, each as one call. What the documentation leaves open is in docs/decisions.md
-// ("NextDNS and Control D").
+// Control D over its public API (https://docs.controld.com/reference), through the routes that
+// reference documents and no others: the profile's option values come with the profile in the
+// listing (GET /profiles), its filters, services, custom rules (the root folder and each rule
+// folder) and default rule from their own lists, and the changes converge.ts asks for, each as
+// one call. What the documentation leaves open is in docs/decisions.md ("NextDNS and Control D").
 import type { ProfileSnapshot, ProfileWriter } from '../converge.js';
 import type { PartnerClient, PartnerCredentials, PartnerDefinition } from '../live-adapter.js';
 import {
@@ -24,6 +25,12 @@ interface Envelope<T> {
 interface Action {
   do?: number;
   status?: number;
+}
+
+/** A profile as GET /profiles lists it: its option values are `profile.opt.data`. */
+interface ListedProfile {
+  PK?: string;
+  profile?: { opt?: { data?: Array<{ PK: string; value?: unknown }> } };
 }
 
 /** Unset options and default rule read as what they mean: off, and resolve everything. */
@@ -62,7 +69,8 @@ export function controldClient(
     ...tuning,
     errorText,
   });
-  const profile = `/profiles/${encodeURIComponent(credentials.profile_id as string)}`;
+  const profileId = credentials.profile_id as string;
+  const profile = `/profiles/${encodeURIComponent(profileId)}`;
 
   /** The `body` of a successful answer; `success: false` under a 200 is a refusal too. */
   async function call<T>(method: string, path: string, body?: unknown): Promise<T | undefined> {
@@ -98,12 +106,13 @@ export function controldClient(
       await call('POST', `${profile}/rules`, { do: action, status: 1, hostnames: [host] });
     },
     async activateItem(key) {
-      const { kind, host } = ruleParts(key);
+      const { kind, host, action } = ruleParts(key);
       if (kind === 'services') {
         await call('PUT', `${profile}/services/${encodeURIComponent(host)}`, { do: 0, status: 1 });
         return;
       }
-      await call('PUT', `${profile}/rules/${encodeURIComponent(host)}`, { status: 1 });
+      // A custom rule is modified by hostname in the body; there is no route per rule to PUT.
+      await call('PUT', `${profile}/rules`, { do: action, status: 1, hostnames: [host] });
     },
     async removeItem(key) {
       const { kind, host } = ruleParts(key);
@@ -132,13 +141,46 @@ export function controldClient(
 
   return {
     async snapshot(): Promise<ProfileSnapshot> {
-      const filters = await list<{ PK: string; status?: number }>(`${profile}/filters`, 'filters');
-      const [services, rules, options, defaultRule] = await Promise.all([
+      // The listing is read first: it answers a refused token, and a profile missing from it
+      // is one these credentials cannot reach.
+      const listed = await list<ListedProfile>('/profiles', 'profiles');
+      const own = listed.find((candidate) => candidate.PK === profileId);
+      if (!own) {
+        throw new PartnerError(
+          'not_found',
+          200,
+          `Control D does not list profile "${profileId}" in GET /profiles`,
+        );
+      }
+      const options = own.profile?.opt?.data ?? [];
+      const [filters, services, rootRules, folders, defaultRule] = await Promise.all([
+        list<{ PK: string; status?: number }>(`${profile}/filters`, 'filters'),
         list<{ PK: string; action?: Action }>(`${profile}/services`, 'services'),
-        list<{ PK: string; action?: Action }>(`${profile}/rules/all`, 'rules'),
-        list<{ PK: string; value?: unknown }>(`${profile}/options`, 'options'),
+        list<{ PK: string; action?: Action }>(`${profile}/rules`, 'rules'),
+        list<{ PK: number; action?: Action }>(`${profile}/groups`, 'groups'),
         call<{ default?: Action | unknown[] }>('GET', `${profile}/default`),
       ]);
+      // The root listing leaves out the rules in folders; each folder lists its own, and a rule
+      // with no `do` of its own takes its folder's. A folder deleted since it was listed took
+      // its rules with it.
+      const foldered = await Promise.all(
+        folders.map(async (folder) => {
+          const path = `${profile}/rules/${encodeURIComponent(String(folder.PK))}`;
+          const inFolder = await list<{ PK: string; action?: Action }>(path, 'rules').catch(
+            (error: unknown) => {
+              if (error instanceof PartnerError && error.kind === 'not_found') {
+                return [];
+              }
+              throw error;
+            },
+          );
+          return inFolder.map((rule) => ({
+            ...rule,
+            action: { do: folder.action?.do, ...rule.action },
+          }));
+        }),
+      );
+      const rules = [...rootRules, ...foldered.flat()];
       const items = new Map<string, { active: boolean }>();
       for (const service of services) {
         // Any active action (block or bypass) is the parent's decision about that service.
