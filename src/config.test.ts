@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { STEWARD_KEY_PEM } from '../test/production.js';
+import { CREDENTIALS_KEY, STEWARD_KEY_PEM } from '../test/production.js';
 import { ConfigError, loadConfig } from './config.js';
 
 function failure(env: Record<string, string>): string {
@@ -120,26 +120,41 @@ describe('configuration (CONTRACT.md §1)', () => {
     );
   });
 
+  it('refuses production without CREDENTIALS_KEY: its deliveries and jobs need it', () => {
+    const production = {
+      APP_ENV: 'production',
+      AUTH_JWKS_URL: 'https://id.example/jwks',
+      AUTH_ISSUER: 'https://id.example/',
+      OCSS_STEWARD_KEY: STEWARD_KEY_PEM,
+    };
+    expect(failure(production)).toBe('CREDENTIALS_KEY: is required when APP_ENV=production');
+    expect(loadConfig({ ...production, CREDENTIALS_KEY }).credentialKeys).toHaveLength(1);
+    // The sandbox keeps generating its own key in the database.
+    expect(loadConfig({}).credentialKeys).toBeUndefined();
+  });
+
   it('refuses production without the steward key, and a key that is not Ed25519 PKCS#8', () => {
     const identity = {
       APP_ENV: 'production',
       AUTH_JWKS_URL: 'https://id.example/jwks',
       AUTH_ISSUER: 'https://id.example/',
     };
-    expect(failure(identity)).toBe('OCSS_STEWARD_KEY: is required when APP_ENV=production');
+    expect(failure({ ...identity, CREDENTIALS_KEY })).toBe(
+      'OCSS_STEWARD_KEY: is required when APP_ENV=production',
+    );
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 })
       .privateKey.export({ format: 'pem', type: 'pkcs8' })
       .toString();
     for (const bad of [rsa, 'not a pem']) {
-      expect(failure({ ...identity, OCSS_STEWARD_KEY: bad })).toBe(
+      expect(failure({ ...identity, CREDENTIALS_KEY, OCSS_STEWARD_KEY: bad })).toBe(
         'OCSS_STEWARD_KEY: must be an Ed25519 private key in PKCS#8 PEM',
       );
     }
     // One-line forms (literal \n) are accepted.
     const oneLine = STEWARD_KEY_PEM.replace(/\n/g, '\\n');
-    expect(loadConfig({ ...identity, OCSS_STEWARD_KEY: oneLine }).stewardKeyPem).toBe(
-      STEWARD_KEY_PEM,
-    );
+    expect(
+      loadConfig({ ...identity, CREDENTIALS_KEY, OCSS_STEWARD_KEY: oneLine }).stewardKeyPem,
+    ).toBe(STEWARD_KEY_PEM);
     expect(failure({ OCSS_STEWARD_DID: 'did:web:x' })).toBe(
       'OCSS_STEWARD_DID: must be did:ocss: followed by 1-64 of a-z 0-9 . _ -',
     );

@@ -240,6 +240,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (appEnv === 'production' && stewardKeyPem === undefined) {
     throw new ConfigError('OCSS_STEWARD_KEY', 'is required when APP_ENV=production');
   }
+  // Every instance takes webhook deliveries and enforcement jobs off the shared queues, and
+  // both need this key (to sign, to open a partner's credentials): an instance without it
+  // would take work it cannot do. docs/decisions.md "Production refuses to start without
+  // the secrets its work needs".
+  const credentialKeys = parseCredentialKeys(read(env, 'CREDENTIALS_KEY'));
+  if (appEnv === 'production' && credentialKeys === undefined) {
+    throw new ConfigError('CREDENTIALS_KEY', 'is required when APP_ENV=production');
+  }
 
   return {
     port,
@@ -260,7 +268,7 @@ export function loadConfig(env: Env = process.env): Config {
       read(env, 'OCSS_STEWARD_DID'),
       'did:ocss:haven-steward',
     ),
-    credentialKeys: parseCredentialKeys(read(env, 'CREDENTIALS_KEY')),
+    credentialKeys,
     sandboxSessions: {
       max: parsePositiveInt('SANDBOX_MAX_SESSIONS', read(env, 'SANDBOX_MAX_SESSIONS'), 10_000),
       idleMs:

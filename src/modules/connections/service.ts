@@ -46,20 +46,21 @@ export interface ConnectionInput {
 const CONNECTION_NOT_FOUND = 'connection not found';
 
 /**
- * The key that seals credentials: CREDENTIALS_KEY, or in the sandbox one generated once and
- * kept in the database. Production without CREDENTIALS_KEY stores no credentials at all.
+ * The key that seals credentials and webhook secrets: CREDENTIALS_KEY, or in the sandbox one
+ * generated once and kept in the database. Production does not start without CREDENTIALS_KEY
+ * (src/config.ts).
  */
 export async function loadCredentialCipher(
   db: Db,
   options: { appEnv: AppEnv; credentialKeys: Buffer[] | undefined },
-): Promise<CredentialCipher | undefined> {
+): Promise<CredentialCipher> {
   if (options.credentialKeys) {
     return createCredentialCipher(options.credentialKeys);
   }
-  if (options.appEnv === 'sandbox') {
-    return createCredentialCipher([await loadServiceSecret(db, 'credentials-key')]);
+  if (options.appEnv !== 'sandbox') {
+    throw new Error('CREDENTIALS_KEY is required when APP_ENV=production');
   }
-  return undefined;
+  return createCredentialCipher([await loadServiceSecret(db, 'credentials-key')]);
 }
 
 export function createConnectionsService(deps: {
@@ -67,7 +68,7 @@ export function createConnectionsService(deps: {
   clock: Clock;
   appEnv: AppEnv;
   families: Pick<FamiliesService, 'requireFamily' | 'visibleRows'>;
-  cipher: CredentialCipher | undefined;
+  cipher: CredentialCipher;
   sandboxOAuth: Pick<SandboxOAuthProvider, 'enabled' | 'redeemCode' | 'grantToken' | 'profilesFor'>;
   events: EventPublisher;
   livePartners: LivePartners;
@@ -110,11 +111,6 @@ export function createConnectionsService(deps: {
   }
 
   function seal(credentials: Record<string, string>, id: string) {
-    if (!deps.cipher) {
-      throw new ServiceUnavailableError(
-        'credential storage is not configured: set CREDENTIALS_KEY',
-      );
-    }
     return deps.cipher.seal(credentials, id);
   }
 
@@ -188,11 +184,6 @@ export function createConnectionsService(deps: {
           ? undefined
           : completeWithCode(input.platform_id, input.authorization_code);
       const credentials = linked?.credentials ?? input.credentials;
-      if (credentials !== undefined && !deps.cipher) {
-        throw new ServiceUnavailableError(
-          'credential storage is not configured: set CREDENTIALS_KEY',
-        );
-      }
       if (input.credentials !== undefined) {
         await checkCredentials(input.platform_id, input.credentials);
       }
@@ -256,7 +247,7 @@ export function createConnectionsService(deps: {
     /** For the enforcement workers: the connection's credentials, unsealed. */
     async credentialsOf(connectionId: string): Promise<unknown> {
       const sealed = await findSealedCredentials(db, connectionId);
-      if (!sealed || !deps.cipher) {
+      if (!sealed) {
         return undefined;
       }
       return deps.cipher.open(

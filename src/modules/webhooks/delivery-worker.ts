@@ -58,7 +58,7 @@ export function createDeliveryWorker(deps: {
   log: FastifyBaseLogger;
   queue: Pick<DeliveryQueue, 'queueAttempt'>;
   jobs: Pick<JobQueue, 'wake'>;
-  cipher: CredentialCipher | undefined;
+  cipher: CredentialCipher;
   target: TargetRules;
   retryDelaysSeconds: readonly number[];
 }): JobHandler<DeliveryJob> {
@@ -66,8 +66,8 @@ export function createDeliveryWorker(deps: {
 
   async function secretOf(webhookId: string): Promise<string> {
     const sealed = await findSealedSecret(db, webhookId);
-    if (!sealed || !deps.cipher) {
-      throw new Error('signing secret unavailable: CREDENTIALS_KEY is not configured');
+    if (!sealed) {
+      throw new Error('signing secret unavailable: the webhook has no sealed secret');
     }
     return deps.cipher.open(
       { sealed: sealed.secret, keyId: sealed.secret_key_id },

@@ -68,24 +68,6 @@ describe('webhooks in production', () => {
     return { t, who, familyId: family.json().id as string };
   }
 
-  it('refuses to register without CREDENTIALS_KEY: the secret could not be kept', async () => {
-    const { t, who, familyId } = await productionApp();
-    try {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/webhooks',
-        headers: who.auth,
-        payload: { family_id: familyId, url: 'https://hooks.example.com/h', events: ['test'] },
-      });
-      expect(res.statusCode).toBe(503);
-      expect(res.json().message).toBe(
-        'webhook signing secrets cannot be stored: set CREDENTIALS_KEY',
-      );
-    } finally {
-      await t.close();
-    }
-  });
-
   describe('with CREDENTIALS_KEY', () => {
     let t: TestApp;
     let who: Session;

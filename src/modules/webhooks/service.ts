@@ -7,12 +7,7 @@ import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { clampPageLimit } from '../../http/common-schemas.js';
-import {
-  BadRequestError,
-  ConflictError,
-  NotFoundError,
-  ServiceUnavailableError,
-} from '../../http/errors.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
 import type { CredentialCipher } from '../connections/credential-cipher.js';
 import { EVENT_TYPES } from '../events/hub.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
@@ -80,7 +75,7 @@ export function createWebhooksService(deps: {
     FamiliesService,
     'requireFamily' | 'listFamilies' | 'checkThrough' | 'visibleRows'
   >;
-  cipher: CredentialCipher | undefined;
+  cipher: CredentialCipher;
   queue: Pick<DeliveryQueue, 'queueMessages' | 'retryMessage'>;
 }) {
   const { db, clock } = deps;
@@ -131,11 +126,6 @@ export function createWebhooksService(deps: {
       await deps.families.requireFamily(principal, input.family_id, 'write');
       const events = checkEvents(input.events);
       const url = await checkUrl(input.url);
-      if (!deps.cipher) {
-        throw new ServiceUnavailableError(
-          'webhook signing secrets cannot be stored: set CREDENTIALS_KEY',
-        );
-      }
       const id = randomUUID();
       const secret = newSigningSecret();
       const sealed = deps.cipher.seal(secret, secretBinding(id));

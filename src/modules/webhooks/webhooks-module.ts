@@ -39,7 +39,7 @@ export function createWebhooks(deps: {
     FamiliesService,
     'requireFamily' | 'listFamilies' | 'checkThrough' | 'visibleRows'
   >;
-  cipher: CredentialCipher | undefined;
+  cipher: CredentialCipher;
   tuning?: WebhookTuning;
 }) {
   const { db, clock, jobs, tuning = {} } = deps;
