@@ -1,13 +1,14 @@
 // The developer console (CONTRACT.md §10.3) in Debian's chromium, against a real
 // listening server: sign in, an org, a key whose secret the test then uses, usage drawn
 // after requests, the key revoked and refused, an MCP token, a failing webhook's delivery
-// retried, the trust list verified. Every page fails on a console error, a page error or a
+// retried, the trust list verified, the demo family offered to MCP tokens and not to webhooks. Every page fails on a console error, a page error or a
 // request to another origin. Screenshots of the main screens: docs/ (UPDATE_SCREENSHOTS=1).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_FAMILY_ID } from '../src/modules/demo/demo-family.js';
 import { buildListeningTestApp, type TestApp } from './app.js';
 import { BROWSER_TIMEOUT_MS, launchChromium, requireChromium, watchedPage } from './browser.js';
 
@@ -159,6 +160,84 @@ describe.runIf(enabled)('the developer console in chromium', () => {
           .poll(() => page.getByRole('status').filter({ hasText: 'Signature' }).textContent(), WAIT)
           .toContain('Signature verified');
         await page.screenshot({ path: `${SCREENSHOTS}console-webhooks.png`, fullPage: true });
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+    BROWSER_TIMEOUT_MS * 2,
+  );
+
+  it(
+    'offers the demo family where the action works: an MCP token mints on it, a webhook is not offered it',
+    async () => {
+      const { context, page, problems } = await signedIn();
+      try {
+        const mcp = page.getByRole('region', { name: 'MCP tokens' });
+        const hooks = page.getByRole('region', { name: 'Webhooks' });
+        const options = (region: typeof mcp) =>
+          region.getByLabel('Family').locator('option').allTextContents();
+        // A new sandbox user has no family of its own: the demo family is all it is shown.
+        await expect.poll(() => options(mcp), WAIT).toEqual(['Rivera Family (demo)']);
+        expect(await mcp.getByLabel('Family').inputValue()).toBe(DEMO_FAMILY_ID);
+        await hooks.getByText('create a family first').waitFor(WAIT);
+        expect(await hooks.getByLabel('Family').count()).toBe(0);
+        expect(await hooks.getByRole('button', { name: 'Create webhook' }).count()).toBe(0);
+
+        await mcp.getByLabel('Label').fill('demo assistant');
+        await mcp.getByRole('button', { name: 'Mint token' }).click();
+        const minted = page.getByRole('region', { name: 'New MCP token' });
+        await minted.waitFor(WAIT);
+        const secret = ((await minted.locator('code').textContent()) ?? '').trim();
+        expect(secret).toMatch(/^svcmcp_/);
+        await expect
+          .poll(
+            () => mcp.getByRole('row').filter({ hasText: 'demo assistant' }).textContent(),
+            WAIT,
+          )
+          .toContain('Rivera Family (demo)');
+        await mcp.screenshot({ path: `${SCREENSHOTS}console-mcp-demo.png` });
+        await hooks.screenshot({ path: `${SCREENSHOTS}console-webhooks-no-family.png` });
+
+        // The token works from an assistant: it reads the demo family, its writes are refused.
+        const tool = async (name: string, args: object) => {
+          const res = await fetch(`${t.baseUrl}/mcp`, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${secret}`,
+              accept: 'application/json, text/event-stream',
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'tools/call',
+              params: { name, arguments: args },
+            }),
+          });
+          expect(res.status).toBe(200);
+          return ((await res.json()) as { result: Record<string, unknown> }).result;
+        };
+        expect(await tool('get_family', {})).toMatchObject({
+          structuredContent: { id: DEMO_FAMILY_ID, name: 'Rivera Family (demo)' },
+        });
+        expect(await tool('create_child', { name: 'X', birth_date: '2015-01-01' })).toMatchObject({
+          isError: true,
+          content: [{ type: 'text', text: '403 demo family is read-only' }],
+        });
+
+        // A family of the user's own: the webhook picker offers it, and it alone.
+        const token = await tokenOf(page);
+        const setup = await fetch(`${t.baseUrl}/api/v1/setup/quick`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ child_name: 'Ada', birth_date: '2015-06-01' }),
+        });
+        expect(setup.status).toBe(201);
+        await page.reload();
+        await expect.poll(() => options(hooks), WAIT).toEqual(["Ada's Family"]);
+        expect(await options(mcp)).toEqual(["Ada's Family", 'Rivera Family (demo)']);
+        await hooks.screenshot({ path: `${SCREENSHOTS}console-webhooks-own-family.png` });
         expect(problems).toEqual([]);
       } finally {
         await context.close();

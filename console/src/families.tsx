@@ -1,5 +1,5 @@
 // The families the signed-in user belongs to, for the screens that act on one.
-import type { Haven, Result } from '@haven/sdk';
+import { DEMO_FAMILY_ID, type Haven, type Result } from '@haven/sdk';
 import { useEffect, useState } from 'preact/hooks';
 
 export type Family = Result<'listFamilies'>[number];
@@ -8,6 +8,18 @@ export function useFamilies(haven: Haven, run: (action: () => Promise<void>) => 
   const [families, setFamilies] = useState<Family[] | null>(null);
   useEffect(() => void run(async () => setFamilies(await haven.families.list())), [haven]);
   return families;
+}
+
+/**
+ * The families a change can be made to: all but the sandbox's demo family, which every
+ * sandbox user is shown and nobody may change (a picker offers only what can succeed).
+ */
+export function changeableFamilies(families: Family[] | null): Family[] | null {
+  return families === null ? null : families.filter((family) => !isDemoFamily(family.id));
+}
+
+export function isDemoFamily(familyId: string): boolean {
+  return familyId === DEMO_FAMILY_ID;
 }
 
 /** The family an action is for: the chosen one, or the first listed. */

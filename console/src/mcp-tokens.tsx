@@ -2,7 +2,7 @@
 import type { Haven, Result } from '@haven/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { NewSecret } from './api-keys.js';
-import { FamilySelect, useFamilies } from './families.js';
+import { FamilySelect, isDemoFamily, useFamilies } from './families.js';
 import {
   ConfirmButton,
   Empty,
@@ -59,6 +59,12 @@ export function McpTokens(props: { haven: Haven; onSignedOut: OnSignedOut }) {
           </button>
         </form>
       )}
+      {isDemoFamily(chosen) ? (
+        <p class="muted">
+          A token on the demo family lets an assistant read it; its changes are refused (the demo
+          family is read-only).
+        </p>
+      ) : null}
       <ErrorText error={error} />
       {secret ? (
         <NewSecret label="New MCP token" secret={secret} onDone={() => setSecret(null)} />

@@ -2,7 +2,7 @@
 import type { Haven, Result } from '@haven/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { NewSecret } from './api-keys.js';
-import { FamilySelect, useFamilies } from './families.js';
+import { changeableFamilies, FamilySelect, useFamilies } from './families.js';
 import { Empty, ErrorText, HeaderRow, type OnSignedOut, Section, useAction, when } from './ui.js';
 
 type Webhook = Result<'listWebhooks'>[number];
@@ -79,7 +79,8 @@ function Deliveries(props: { haven: Haven; webhook: Webhook; onSignedOut: OnSign
 export function Webhooks(props: { haven: Haven; onSignedOut: OnSignedOut }) {
   const { haven } = props;
   const { busy, error, run } = useAction(props.onSignedOut);
-  const families = useFamilies(haven, run);
+  // The demo family never changes: a webhook there would never fire, and is refused.
+  const families = changeableFamilies(useFamilies(haven, run));
   const [webhooks, setWebhooks] = useState<Webhook[] | null>(null);
   const [familyId, setFamilyId] = useState('');
   const [url, setUrl] = useState('');
@@ -91,48 +92,55 @@ export function Webhooks(props: { haven: Haven; onSignedOut: OnSignedOut }) {
   const chosen = familyId || families?.[0]?.id || '';
   return (
     <Section title="Webhooks" id="webhooks">
-      <form
-        class="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void run(async () => {
-            const created = await haven.webhooks.create({
-              family_id: chosen,
-              url: url.trim(),
-              events: events
-                .split(',')
-                .map((e) => e.trim())
-                .filter(Boolean),
+      {families !== null && families.length === 0 ? (
+        <Empty>
+          A webhook watches one of your families: create a family first (e.g. a quick setup). The
+          demo family never changes, so it has no webhooks.
+        </Empty>
+      ) : (
+        <form
+          class="inline"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void run(async () => {
+              const created = await haven.webhooks.create({
+                family_id: chosen,
+                url: url.trim(),
+                events: events
+                  .split(',')
+                  .map((e) => e.trim())
+                  .filter(Boolean),
+              });
+              setSecret(created.secret);
+              setUrl('');
+              await reload();
             });
-            setSecret(created.secret);
-            setUrl('');
-            await reload();
-          });
-        }}
-      >
-        <FamilySelect
-          id="webhook-family"
-          families={families}
-          value={chosen}
-          onChange={setFamilyId}
-        />
-        <label for="webhook-url">Endpoint URL</label>
-        <input
-          id="webhook-url"
-          type="url"
-          value={url}
-          onInput={(event) => setUrl((event.target as HTMLInputElement).value)}
-        />
-        <label for="webhook-events">Events</label>
-        <input
-          id="webhook-events"
-          value={events}
-          onInput={(event) => setEvents((event.target as HTMLInputElement).value)}
-        />
-        <button type="submit" class="primary" disabled={busy || !chosen}>
-          Create webhook
-        </button>
-      </form>
+          }}
+        >
+          <FamilySelect
+            id="webhook-family"
+            families={families}
+            value={chosen}
+            onChange={setFamilyId}
+          />
+          <label for="webhook-url">Endpoint URL</label>
+          <input
+            id="webhook-url"
+            type="url"
+            value={url}
+            onInput={(event) => setUrl((event.target as HTMLInputElement).value)}
+          />
+          <label for="webhook-events">Events</label>
+          <input
+            id="webhook-events"
+            value={events}
+            onInput={(event) => setEvents((event.target as HTMLInputElement).value)}
+          />
+          <button type="submit" class="primary" disabled={busy || !chosen}>
+            Create webhook
+          </button>
+        </form>
+      )}
       <ErrorText error={error} />
       {secret ? (
         <NewSecret label="New webhook secret" secret={secret} onDone={() => setSecret(null)} />

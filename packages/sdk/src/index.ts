@@ -6,5 +6,6 @@ export type { RequestOptions } from './core.js';
 export { type WatchOptions, watchDevicePolicy } from './device-agent.js';
 export { HavenError } from './errors.js';
 export type { Body, Item, OperationId, Query, Result } from './operation-types.js';
+export { DEMO_FAMILY_ID } from './sandbox.js';
 export { type Signer, signRequest } from './signer.js';
 export { verifyWebhook, WebhookVerificationError } from './webhooks.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEMO_FAMILY_ID as SDK_DEMO_FAMILY_ID } from '../../../packages/sdk/src/sandbox.js';
 import { buildTestApp } from '../../../test/app.js';
 import { bearer, createOrg, mintKey, newSession } from '../../../test/identity.js';
 import { DEMO_CHILDREN, DEMO_FAMILY_ID } from './demo-family.js';
@@ -82,6 +83,10 @@ describe('the sandbox demo family', () => {
     } finally {
       await t.close();
     }
+  });
+
+  it('has the id @haven/sdk exports, which the console tells it by', () => {
+    expect(SDK_DEMO_FAMILY_ID).toBe(DEMO_FAMILY_ID);
   });
 
   it('is seeded again, unchanged, on every start', async () => {
