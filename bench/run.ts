@@ -7,7 +7,8 @@
 // 100 000 families stored. Never part of `npm test`.
 // `npm run bench -- --soak [seconds]` runs the memory soak instead (bench/soak.ts).
 // `npm run bench -- --only <text>` (repeatable) measures only the rows whose name contains
-// one of the texts ("idle" for the idle load), for working on one path.
+// one of the texts ("idle" for the idle load, "startup" for the startup collection probe),
+// for working on one path.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,6 +32,7 @@ import { clientAddress } from './client-address.js';
 import { idleTransactionsPerSecond } from './idle-load.js';
 import { quickSetupStatement } from './quick-setup-sql.js';
 import { soak, soakSeconds } from './soak.js';
+import { probeStartupMaps, startupMapsNote } from './startup-garbage.js';
 
 /**
  * What a row is compared with: a bare node:http hello; a bare server answering the bytes
@@ -1067,6 +1069,9 @@ try {
   }
   if (!withRedis) {
     notes.push(`(no Redis at ${redisUrl}: Redis rows skipped)`);
+  }
+  if (chosen('startup collection')) {
+    notes.push(startupMapsNote(await probeStartupMaps()));
   }
   const embeddedRows = new Map(rows(embedded.auth).map((row) => [row.name, row]));
   /** Measures `row`'s floor on `target` and adds its line (none when it cannot run). */
