@@ -4,8 +4,7 @@
 // if a dependency stops filling the list, "after the build" turns true and the collection is
 // no longer needed. V8's %HaveSameMap needs --allow-natives-syntax, so the probe runs in a
 // node process of its own, on the built dist/. It leans on V8's internals, so it lives in the
-// bench, not in `npm test` (docs/decisions.md "The empty object's transitions, and
-// alternating bench slices").
+// bench, not in `npm test` (docs/decisions.md "The empty object's transitions").
 import { spawn } from 'node:child_process';
 
 const ROOT = new URL('..', import.meta.url).pathname;
