@@ -14,8 +14,13 @@ export default defineConfig({
     // builds its own app on its own database): importing the app per file was a sixth of the
     // suite's CPU. Test files must not leave process-wide changes behind (restore spies).
     isolate: false,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // The runner's timeouts only catch a hang: what a test expects to happen in time it says
+    // itself, with a deadline on the wait (`eventually`, `waitForLine`) or on the clock it
+    // moves. A test's own work (building an app, starting a process, a property test's runs)
+    // takes several times longer on a loaded 2-core machine than on an idle one, and must not
+    // fail for that (docs/decisions.md "The suite's time").
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     reporters: ['default'],
   },
 });

@@ -53,7 +53,9 @@ const MAPPED = {
 };
 
 const ISS = 'https://id.example.test/';
-const TIMEOUT_MS = 400;
+// Long enough that a double's answer delayed by a busy machine (the doubles and the embedded
+// database share this process) is not a partner timeout; the hang fault below outlasts it.
+const TIMEOUT_MS = 2_000;
 
 describe('live enforcement on NextDNS and Control D (production)', () => {
   const jwks = new JwksServer();
@@ -71,7 +73,7 @@ describe('live enforcement on NextDNS and Control D (production)', () => {
     doubles = await startDoubles();
     t = await buildTestApp({
       env: { ...productionEnv({ jwksUrl: jwks.url, issuer: ISS }), ...doubles.env },
-      // A partner call may take 400 ms here (10 s in production); backoff in milliseconds.
+      // A partner call may take 2 s here (10 s in production); backoff in milliseconds.
       tuning: { partnerHttp: { timeoutMs: TIMEOUT_MS, backoffMs: 20, maxRetries: 2 } },
     });
     api = async (method, path, body) => {
