@@ -5,9 +5,7 @@
 // no longer needed. V8's %HaveSameMap needs --allow-natives-syntax, so the probe runs in a
 // node process of its own, on the built dist/. It leans on V8's internals, so it lives in the
 // bench, not in `npm test` (docs/decisions.md "The empty object's transitions").
-import { spawn } from 'node:child_process';
-
-const ROOT = new URL('..', import.meta.url).pathname;
+import { runNode } from '../test/cli.js';
 
 const PROBE = `
 import { buildApp } from './dist/app.js';
@@ -47,24 +45,11 @@ export interface StartupMaps {
 
 /** Builds the app in a node process of its own and probes the empty object's maps. */
 export async function probeStartupMaps(): Promise<StartupMaps> {
-  const child = spawn(
-    process.execPath,
-    ['--allow-natives-syntax', '--input-type=module', '-e', PROBE],
-    { cwd: ROOT, env: { PATH: process.env.PATH ?? '' } },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += String(chunk);
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += String(chunk);
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) {
-    throw new Error(`the startup maps probe exited with ${code}: ${stderr}`);
+  const probe = await runNode(['--allow-natives-syntax', '--input-type=module', '-e', PROBE], {});
+  if (probe.code !== 0) {
+    throw new Error(`the startup maps probe exited with ${probe.code}: ${probe.stderr}`);
   }
-  return JSON.parse(stdout) as StartupMaps;
+  return JSON.parse(probe.stdout) as StartupMaps;
 }
 
 /** The bench's line for the probe: whether the collection is still needed and still works. */
