@@ -53,6 +53,19 @@ describe.runIf(enabled)('the developer console in chromium', () => {
   const tokenOf = (page: Page) =>
     page.evaluate("sessionStorage.getItem('haven.console.token')") as Promise<string>;
 
+  /** Ada's Family for the signed-in user, made through the API as a parent's app would. */
+  async function createOwnFamily(page: Page): Promise<void> {
+    const setup = await fetch(`${t.baseUrl}/api/v1/setup/quick`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await tokenOf(page)}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ child_name: 'Ada', birth_date: '2015-06-01' }),
+    });
+    expect(setup.status).toBe(201);
+  }
+
   it(
     'creates an org and a key, shows usage, and revokes the key so that it is refused',
     async () => {
@@ -111,14 +124,7 @@ describe.runIf(enabled)('the developer console in chromium', () => {
     async () => {
       const { context, page, problems } = await signedIn();
       try {
-        // A family for the signed-in parent, made through the API as a parent's app would.
-        const token = await tokenOf(page);
-        const setup = await fetch(`${t.baseUrl}/api/v1/setup/quick`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ child_name: 'Ada', birth_date: '2015-06-01' }),
-        });
-        expect(setup.status).toBe(201);
+        await createOwnFamily(page);
         await page.reload();
         await page.getByRole('heading', { name: 'MCP tokens' }).waitFor(WAIT);
 
@@ -227,13 +233,7 @@ describe.runIf(enabled)('the developer console in chromium', () => {
         });
 
         // A family of the user's own: the webhook picker offers it, and it alone.
-        const token = await tokenOf(page);
-        const setup = await fetch(`${t.baseUrl}/api/v1/setup/quick`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ child_name: 'Ada', birth_date: '2015-06-01' }),
-        });
-        expect(setup.status).toBe(201);
+        await createOwnFamily(page);
         await page.reload();
         await expect.poll(() => options(hooks), WAIT).toEqual(["Ada's Family"]);
         expect(await options(mcp)).toEqual(["Ada's Family", 'Rivera Family (demo)']);
