@@ -74,6 +74,14 @@ async function stream(socket: Socket, bytes: number): Promise<number> {
   return sent;
 }
 
+/** Blocks the event loop for `ms`: what a long synchronous task does to the server. */
+function holdLoop(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // Nothing runs meanwhile: no timer, no socket read.
+  }
+}
+
 describe('lingering close bounds', () => {
   it('reads the whole body after a Connection: close answer, then closes (FIN, no reset)', async () => {
     const port = await refusingServer(true);
@@ -102,6 +110,27 @@ describe('lingering close bounds', () => {
       await new Promise((resolve) => setImmediate(resolve));
     }
     socket.destroy();
+  });
+
+  it('does not take its own stalled loop for an idle client (no reset while the body flows)', async () => {
+    const port = await refusingServer(true);
+    const { socket, closed } = await announce(port, 4 * 1024 * 1024);
+    let reset = '';
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      reset = error.code ?? error.message;
+    });
+    let sent = await stream(socket, 256 * 1024);
+    // Bytes in flight, then the process held up longer than the idle bound, as a long
+    // synchronous task holds it: the client's kernel keeps delivering meanwhile, so the
+    // bytes wait unread at the server, and the first look after the hold-up must count them.
+    socket.write(Buffer.alloc(1024 * 1024, 0x20));
+    sent += 1024 * 1024;
+    holdLoop(BOUNDS.idleMs * 2);
+    sent += await stream(socket, 4 * 1024 * 1024 - sent);
+    socket.end();
+    await closed;
+    expect(reset).toBe('');
+    expect(sent).toBe(4 * 1024 * 1024);
   });
 
   it('stops waiting for a client that stalls (idle bound)', async () => {

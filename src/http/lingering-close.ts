@@ -34,6 +34,14 @@ export const LINGER_BOUNDS: LingerBounds = {
 /**
  * Node no longer hands a dumped body to the request stream (no 'data' events), so progress
  * is read off the socket's own byte count, on a timer.
+ *
+ * A timer fires in the event loop's timers phase, before that turn's socket reads. After the
+ * process itself was held up (a long synchronous task, a collection, a busy machine), a look
+ * taken there finds no new bytes although the client kept sending all along: they wait in the
+ * kernel, unread, and cutting then closes on unread bytes, a reset that a client still
+ * writing meets before it has read its answer. So the timer only schedules the look, which
+ * is taken in the check phase, after the reads of the same turn (as nginx looks at its timers
+ * after its events): bytes that were waiting count as progress.
  */
 function linger(request: IncomingMessage, socket: Socket, bounds: LingerBounds): void {
   // After a `Connection: close` answer Node has ended the socket (its FIN follows the answer)
@@ -47,7 +55,12 @@ function linger(request: IncomingMessage, socket: Socket, bounds: LingerBounds):
   const startBytes = socket.bytesRead;
   let lastBytes = startBytes;
   let lastProgressAt = startedAt;
+  let look: NodeJS.Immediate | undefined;
   const check = setInterval(() => {
+    look ??= setImmediate(judge);
+  }, bounds.checkMs);
+  function judge(): void {
+    look = undefined;
     const now = Date.now();
     const bytes = socket.bytesRead;
     if (bytes !== lastBytes) {
@@ -61,9 +74,13 @@ function linger(request: IncomingMessage, socket: Socket, bounds: LingerBounds):
     ) {
       stop(true);
     }
-  }, bounds.checkMs);
+  }
   function stop(cut: boolean): void {
     clearInterval(check);
+    if (look !== undefined) {
+      clearImmediate(look);
+      look = undefined;
+    }
     request.removeListener('end', onDone);
     socket.removeListener('end', onDone);
     socket.removeListener('close', onDone);
