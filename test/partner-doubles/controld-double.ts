@@ -126,9 +126,10 @@ type Body = Record<string, unknown>;
 const bodyOf = (request: DoubleRequest) => (request.body ?? {}) as Body;
 
 /** The hostnames of a rule write, or a refusal naming the first bad one. */
-function hostnamesOf(body: Body): string[] | DoubleAnswer {
+/** A rule write's body, `{do, status, hostnames}`: its action and hosts, or the refusal. */
+function ruleWrite(body: Body): { action: Action; hostnames: string[] } | DoubleAnswer {
   const hostnames = body.hostnames;
-  if (!Array.isArray(hostnames) || hostnames.length === 0) {
+  if (!isAction(body) || !Array.isArray(hostnames) || hostnames.length === 0) {
     return refuse(400, 40004, 'do, status and hostnames are required');
   }
   for (const host of hostnames) {
@@ -136,7 +137,7 @@ function hostnamesOf(body: Body): string[] | DoubleAnswer {
       return refuse(400, 40005, `Invalid hostname: ${String(host)}`);
     }
   }
-  return hostnames as string[];
+  return { action: { do: body.do, status: body.status }, hostnames: hostnames as string[] };
 }
 
 export class ControlDDouble extends DoubleServer {
@@ -341,13 +342,11 @@ export class ControlDDouble extends DoubleServer {
       reference: `${REFERENCE} Custom Rules - Create`,
       serve: this.inProfile((profile, request) => {
         const body = bodyOf(request);
-        const hostnames = hostnamesOf(body);
-        if (!isAction(body)) {
-          return refuse(400, 40004, 'do, status and hostnames are required');
+        const write = ruleWrite(body);
+        if (!('action' in write)) {
+          return write;
         }
-        if (!Array.isArray(hostnames)) {
-          return hostnames;
-        }
+        const { action, hostnames } = write;
         const group = Number(body.group ?? 0);
         if (group !== 0 && !profile.groups.has(group)) {
           return refuse(400, 40003, 'This folder does not exist');
@@ -357,9 +356,9 @@ export class ControlDDouble extends DoubleServer {
           return refuse(400, 40006, `Rule for ${taken} already exists`);
         }
         for (const host of hostnames) {
-          profile.rules.set(host, { do: body.do, status: body.status, group });
+          profile.rules.set(host, { ...action, group });
         }
-        return ok({ rules: [{ do: body.do, status: body.status, group }] });
+        return ok({ rules: [{ ...action, group }] });
       }),
     },
     {
@@ -367,23 +366,20 @@ export class ControlDDouble extends DoubleServer {
       path: /^\/profiles\/([^/]+)\/rules$/,
       reference: `${REFERENCE} Custom Rules - Modify`,
       serve: this.inProfile((profile, request) => {
-        const body = bodyOf(request);
-        const hostnames = hostnamesOf(body);
-        if (!isAction(body)) {
-          return refuse(400, 40004, 'do, status and hostnames are required');
+        const write = ruleWrite(bodyOf(request));
+        if (!('action' in write)) {
+          return write;
         }
-        if (!Array.isArray(hostnames)) {
-          return hostnames;
-        }
+        const { action, hostnames } = write;
         const missing = hostnames.find((host) => !profile.rules.has(host));
         if (missing) {
           return refuse(404, 40404, `Rule for ${missing} does not exist`);
         }
         for (const host of hostnames) {
           const rule = profile.rules.get(host) as Action & { group: number };
-          profile.rules.set(host, { do: body.do, status: body.status, group: rule.group });
+          profile.rules.set(host, { ...action, group: rule.group });
         }
-        return ok({ rules: [{ do: body.do, status: body.status }] });
+        return ok({ rules: [action] });
       }),
     },
     {
