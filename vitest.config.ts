@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { ProcessesFirstSequencer } from './test/processes-first-sequencer.js';
 
 export default defineConfig({
   test: {
@@ -21,6 +22,7 @@ export default defineConfig({
     // fail for that (docs/decisions.md "The suite's time").
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    sequence: { sequencer: ProcessesFirstSequencer },
     reporters: ['default'],
   },
 });

@@ -16,13 +16,32 @@ let removeDataDir: (() => Promise<void>) | undefined;
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
-/** A data directory as a first start leaves it (initdb and migrations: seconds, done once). */
-async function migratedDataDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'haven-datadir-template-'));
-  const pglite = await PGlite.create({ dataDir: dir, parsers: pgliteParsers });
+/**
+ * The embedded database twice, from one engine started once: blank as initdb leaves it (for
+ * the tests of migrations themselves) and migrated.
+ */
+async function pgliteDumps(): Promise<{ blank: Blob; migrated: Blob }> {
+  const pglite = await PGlite.create({ parsers: pgliteParsers });
+  const blank = await pglite.dumpDataDir('none');
   const handle = wrapPGlite(pglite);
   await migrate(handle.db);
+  const migrated = await pglite.dumpDataDir('none');
   await handle.close();
+  return { blank, migrated };
+}
+
+/**
+ * A data directory as a first start leaves it, for tests that start embedded-storage
+ * processes: the migrated dump loaded onto disk (~1 s; initdb and migrations on disk take ~5).
+ */
+async function migratedDataDir(migrated: Blob): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'haven-datadir-template-'));
+  const pglite = await PGlite.create({
+    dataDir: dir,
+    parsers: pgliteParsers,
+    loadDataDir: migrated,
+  });
+  await pglite.close();
   removeDataDir = () => rm(dir, { recursive: true, force: true });
   return dir;
 }
@@ -32,7 +51,8 @@ export async function setup(project: TestProject): Promise<void> {
     cwd: ROOT,
     stdio: 'inherit',
   });
-  project.provide('migratedDataDir', await migratedDataDir());
+  const dumps = await pgliteDumps();
+  project.provide('migratedDataDir', await migratedDataDir(dumps.migrated));
   const adminUrl = process.env.DATABASE_URL;
   let info: TemplateInfo;
   if (adminUrl) {
@@ -60,16 +80,10 @@ export async function setup(project: TestProject): Promise<void> {
       });
     process.stdout.write(`[haven tests] database: PostgreSQL (template ${template})\n`);
   } else {
-    const pglite = await PGlite.create({ parsers: pgliteParsers });
-    // Before migrating: a blank database for the tests of migrations themselves.
     const blankPath = join(tmpdir(), `haven-blank-${process.pid}.tar`);
-    await writeFile(blankPath, Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer()));
-    const handle = wrapPGlite(pglite);
-    await migrate(handle.db);
-    const dump = await pglite.dumpDataDir('none');
+    await writeFile(blankPath, Buffer.from(await dumps.blank.arrayBuffer()));
     const dumpPath = join(tmpdir(), `haven-template-${process.pid}.tar`);
-    await writeFile(dumpPath, Buffer.from(await dump.arrayBuffer()));
-    await handle.close();
+    await writeFile(dumpPath, Buffer.from(await dumps.migrated.arrayBuffer()));
     info = { backend: 'pglite', dumpPath, blankPath };
     cleanup = async () => {
       await rm(dumpPath, { force: true });
