@@ -18,6 +18,15 @@ export interface IdempotencyKeyTable {
   expires_at: Timestamp;
 }
 
+/** One row per process with a job queue (src/jobs/liveness.ts); times are the database's. */
+export interface InstanceHeartbeatTable {
+  instance_id: string;
+  started_at: Timestamp;
+  beat_at: Timestamp;
+  /** pg-boss ids of the jobs the instance was running at its last beat. */
+  running_jobs: Generated<string[]>;
+}
+
 export interface SchemaMigrationTable {
   version: string;
   name: string;
@@ -26,5 +35,6 @@ export interface SchemaMigrationTable {
 
 export interface Database {
   idempotency_keys: IdempotencyKeyTable;
+  instance_heartbeats: InstanceHeartbeatTable;
   schema_migrations: SchemaMigrationTable;
 }

@@ -17,6 +17,8 @@ export const JOBS_SCHEMA = 'pgboss';
  */
 export const JOBS_CHANNEL = 'haven_jobs';
 const NOTIFY_TRIGGER = 'haven_job_notify';
+/** pg-boss's active jobs, which the reaper (reaper.ts) reads every few seconds. */
+const ACTIVE_INDEX = 'haven_job_active';
 
 /** Any fixed number: the same in every Haven process. */
 const INSTALL_LOCK_ID = 7_403_222;
@@ -27,8 +29,9 @@ const BOSS_SCHEMA_VERSION = (
 ).schema;
 
 /**
- * Already installed at this version, with every queue: nothing to do. Two reads instead of
- * starting pg-boss, which every server start, operator command and test database paid.
+ * Already installed at this version, with every queue at its current settings, the trigger
+ * and the index: nothing to do. Two reads instead of starting pg-boss, which every server
+ * start, operator command and test database paid.
  */
 async function isCurrent(db: Kysely<Database>): Promise<boolean> {
   const installed = await sql<{ table: string | null }>`
@@ -37,17 +40,33 @@ async function isCurrent(db: Kysely<Database>): Promise<boolean> {
     return false;
   }
   const names = Object.values(QUEUES);
-  const state = await sql<{ version: number; queues: number; notifies: boolean }>`
+  const settings = sql.join(
+    names.map((name) => {
+      const { retryLimit, retryDelay, retryBackoff, expireInSeconds } = QUEUE_SETTINGS[name];
+      return sql`(${name}, ${retryLimit}::int, ${retryDelay}::int, ${retryBackoff}::bool,
+        ${expireInSeconds}::int)`;
+    }),
+  );
+  const state = await sql<{
+    version: number;
+    queues: number;
+    notifies: boolean;
+    indexed: boolean;
+  }>`
     select (select version from ${sql.table(`${JOBS_SCHEMA}.version`)}) as version,
       (select count(*) from ${sql.table(`${JOBS_SCHEMA}.queue`)}
-        where name in (${sql.join(names)})) as queues,
+        join (values ${settings})
+          as wanted (name, retry_limit, retry_delay, retry_backoff, expire_seconds)
+          using (name, retry_limit, retry_delay, retry_backoff, expire_seconds)) as queues,
       exists (select 1 from pg_trigger where tgname = ${NOTIFY_TRIGGER}
-        and tgrelid = ${`${JOBS_SCHEMA}.job`}::regclass) as notifies`.execute(db);
+        and tgrelid = ${`${JOBS_SCHEMA}.job`}::regclass) as notifies,
+      to_regclass(${`${JOBS_SCHEMA}.${ACTIVE_INDEX}`}) is not null as indexed`.execute(db);
   const row = state.rows[0];
   return (
     Number(row?.version) === BOSS_SCHEMA_VERSION &&
     Number(row?.queues) === names.length &&
-    row?.notifies === true
+    row?.notifies === true &&
+    row?.indexed === true
   );
 }
 
@@ -80,9 +99,12 @@ async function installOn(db: Kysely<Database>): Promise<void> {
   await boss.start();
   try {
     for (const name of Object.values(QUEUES)) {
+      // Creating leaves an existing queue as it was; updating brings it to these settings.
       await boss.createQueue(name, { name, ...QUEUE_SETTINGS[name] });
+      await boss.updateQueue(name, { name, ...QUEUE_SETTINGS[name] });
     }
     await installNotifyTrigger(db);
+    await installActiveIndex(db);
   } finally {
     await boss.stop({ graceful: false, close: false, wait: true });
   }
@@ -108,5 +130,17 @@ async function installNotifyTrigger(db: Kysely<Database>): Promise<void> {
         after insert or update of state on ${JOBS_SCHEMA}.job
         for each row when (new.state in ('created', 'retry'))
         execute function ${JOBS_SCHEMA}.${NOTIFY_TRIGGER}();`)
+    .execute(db);
+}
+
+/**
+ * The job table keeps finished jobs for hours (until pg-boss archives them); the reaper looks
+ * for active ones every few seconds, so it reads them through a partial index. Made on the
+ * partitioned table, it is made on every queue's partition, later ones included.
+ */
+async function installActiveIndex(db: Kysely<Database>): Promise<void> {
+  await sql
+    .raw(`create index if not exists ${ACTIVE_INDEX} on ${JOBS_SCHEMA}.job (started_on)
+      where state = 'active'`)
     .execute(db);
 }

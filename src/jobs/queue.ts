@@ -8,6 +8,11 @@
 // install.ts), every process running workers hears it and wakes that queue's loops, or sets
 // a timer for when a delayed job or a retry falls due. A long fallback poll remains for a
 // message missed while the listening connection was down.
+//
+// Every process with a queue beats (liveness.ts), listing the jobs it runs; processes running
+// workers also hand back the jobs of processes that stopped beating (reaper.ts), so a job
+// held by a killed process is taken up again within a minute, and one held by a live but slow
+// process never is.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import PgBoss from 'pg-boss';
@@ -15,7 +20,17 @@ import type { DatabaseNotifications } from '../db/notifications.js';
 import type { Database } from '../db/schema.js';
 import { bossDatabase } from './boss-database.js';
 import { JOBS_CHANNEL, JOBS_SCHEMA } from './install.js';
+import {
+  createRunningJobs,
+  type Heartbeat,
+  LIVENESS,
+  type LivenessTiming,
+  newInstanceId,
+  startHeartbeat,
+} from './liveness.js';
 import { QUEUE_CONCURRENCY, type QueueName } from './queues.js';
+import { startReaper } from './reaper.js';
+import type { RepeatingTask } from './repeating-task.js';
 
 export interface JobContext {
   id: string;
@@ -44,6 +59,8 @@ export interface JobQueueOptions {
    * this interval, the others at ten times it): a safety net for a missed notification.
    */
   pollingIntervalSeconds?: number;
+  /** Heartbeat and reaper periods (tests shorten them); LIVENESS otherwise. */
+  liveness?: Partial<LivenessTiming>;
 }
 
 /** With notifications, the fallback poll: 2 queues, one loop each at 30 s, is ~0.07 tx/s. */
@@ -61,6 +78,11 @@ const STOP_TIMEOUT_MS = 10_000;
 
 export function createJobQueue(options: JobQueueOptions) {
   const { log } = options;
+  const instanceId = newInstanceId();
+  const liveness = { ...LIVENESS, ...options.liveness };
+  const running = createRunningJobs();
+  let heartbeat: Heartbeat | undefined;
+  let reaper: RepeatingTask | undefined;
   // pg-boss's own statements and the handlers it runs, under way now. Its graceful stop waits
   // only for workers holding a job: one whose fetch is still in flight may get a job after
   // stop() resolves and run it, then complete it on a database being closed. stop() waits
@@ -80,8 +102,9 @@ export function createJobQueue(options: JobQueueOptions) {
     // The migration step installs the schema; starting only checks its version.
     migrate: false,
     supervise: options.runWorkers,
-    // Maintenance (expiring jobs of a killed worker, archiving) is checked every 2 minutes,
-    // pg-boss's default: one transaction per check. State monitoring stays off.
+    // Maintenance (archiving, and expiring a job active past its queue's 15-minute backstop:
+    // a live but hung handler; dead processes' jobs are the reaper's) is checked every 2
+    // minutes, pg-boss's default: one transaction per check. State monitoring stays off.
     maintenanceIntervalSeconds: 120,
     schedule: false,
   });
@@ -130,16 +153,26 @@ export function createJobQueue(options: JobQueueOptions) {
 
   async function runOne(queue: QueueName, job: PgBoss.JobWithMetadata<unknown>) {
     const handler = handlers.get(queue) as JobHandler<unknown>;
+    // Listed by this process's beats from here on: while it beats, nobody takes the job back.
+    running.started(job.id);
     try {
       await handler(job.data, { id: job.id, retryCount: job.retryCount });
     } catch (error) {
       // Thrown back to pg-boss, which retries the job on the queue's schedule.
       log.error({ err: error, queue, job_id: job.id }, 'job failed; it will be retried');
       throw error;
+    } finally {
+      running.ended(job.id);
     }
   }
 
   return {
+    /**
+     * This process's id in `instance_heartbeats`: what it claims can be told apart from what
+     * a dead process left (liveness.ts, `isInstanceAliveSql`).
+     */
+    instanceId,
+
     /** Registers the handler of a queue; it runs only if this process runs workers. */
     handle<T>(queue: QueueName, handler: JobHandler<T>): void {
       handlers.set(queue, handler as JobHandler<never>);
@@ -151,9 +184,24 @@ export function createJobQueue(options: JobQueueOptions) {
       }
       await boss.start();
       started = true;
+      heartbeat = await startHeartbeat({
+        db: options.db,
+        log,
+        instanceId,
+        beatSeconds: liveness.beatSeconds,
+        jobs: running,
+      });
       if (!options.runWorkers) {
         return;
       }
+      reaper = startReaper({
+        db: options.db,
+        boss,
+        log,
+        staleSeconds: liveness.staleSeconds,
+        reapSeconds: liveness.reapSeconds,
+        jobs: running,
+      });
       const poll =
         options.pollingIntervalSeconds ??
         (options.notifications ? FALLBACK_POLL_SECONDS : POLL_SECONDS);
@@ -225,6 +273,8 @@ export function createJobQueue(options: JobQueueOptions) {
         return;
       }
       started = false;
+      await reaper?.stop();
+      reaper = undefined;
       workers.clear();
       for (const timer of dueTimers.values()) {
         clearTimeout(timer);
@@ -235,6 +285,9 @@ export function createJobQueue(options: JobQueueOptions) {
       while (inFlight > 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, SETTLE_CHECK_MS));
       }
+      // Beating until the jobs in hand have ended, so no other process takes them meanwhile.
+      await heartbeat?.stop();
+      heartbeat = undefined;
     },
   };
 }

@@ -12,15 +12,30 @@ export const QUEUES = {
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 /**
- * expireInSeconds bounds how long a job may stay `active`: a worker killed mid-job (kill -9)
- * leaves its job active, and pg-boss's maintenance hands it out again once it expires. The
- * bound sits well above the slowest legitimate run (a webhook's 15 s timeout).
+ * A job held by a killed process is handed back by the reaper (reaper.ts) within ~25 s of its
+ * last heartbeat, through pg-boss's `fail`: its retry then waits retryDelay × 2^retryCount ×
+ * (1..2) seconds (retryBackoff). The pick-up stays within a minute of the death while that
+ * wait is under ~35 s.
+ *
+ * expireInSeconds is now only a backstop for a live but hung handler (pg-boss also gives up
+ * waiting on the handler after it): a live job may take as long as its partners do, and a
+ * dead one no longer waits for it. Settings are copied onto each job when it is queued;
+ * install.ts brings an existing database's queues to these values.
  */
 export const QUEUE_SETTINGS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
-  enforcement: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 },
+  // Backoff from 5 s is the schedule a failing partner is retried on (5 retries over 2.5-5
+  // minutes). A death during the first two runs is taken up again within 45 s; a later one
+  // waits that schedule's longer step (20-40 s, then more).
+  enforcement: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 15 * 60 },
   // A failed delivery is rescheduled by Haven on the Standard Webhooks schedule, as a new
-  // attempt; pg-boss retries only a worker that crashed or threw before recording one.
-  'webhook-delivery': { retryLimit: 3, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 },
+  // attempt; pg-boss retries only a worker that crashed or threw before recording one, so its
+  // delay is short: each of the 3 retries is taken up within 45 s of a death (2-4, 4-8, 8-16 s).
+  'webhook-delivery': {
+    retryLimit: 3,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 15 * 60,
+  },
 };
 
 /**
