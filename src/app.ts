@@ -142,7 +142,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   enforceAuthentication(app);
   const usage = createUsageRecorder({ db, log: app.log });
   installUsageMetering(app, usage, clock);
-  installIdempotency(app, db, clock);
+  installIdempotency(app, db, clock, {
+    id: services.jobs.instanceId,
+    staleAfterSeconds: services.jobs.staleSeconds,
+  });
   // The metered fast paths count in in-process buckets only: a Redis bucket answers
   // asynchronously, after which a request could no longer be handed to its route uncounted
   // (see allowedNow). With REDIS_URL their routes answer, still from memory.

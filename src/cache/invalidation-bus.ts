@@ -5,6 +5,7 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
+import { afterCommit, currentRequestTransaction } from '../db/request-transaction.js';
 
 export type InvalidationHandler = (message: string) => void;
 
@@ -16,7 +17,29 @@ export interface InvalidationBus {
 
 const CHANNEL_PREFIX = 'haven:invalidate:';
 
+/**
+ * Invalidations are sent once the change they tell of is committed: sent from inside a
+ * request transaction (db/request-transaction.ts), another instance would re-read the old
+ * rows at once and keep them. A rolled-back change sends none.
+ */
 export function createInvalidationBus(options: {
+  redisUrl: string | undefined;
+  log: FastifyBaseLogger;
+}): InvalidationBus {
+  const bus = createImmediateBus(options);
+  return {
+    ...bus,
+    publish(channel, message) {
+      if (currentRequestTransaction()) {
+        afterCommit(() => bus.publish(channel, message));
+        return Promise.resolve();
+      }
+      return bus.publish(channel, message);
+    },
+  };
+}
+
+function createImmediateBus(options: {
   redisUrl: string | undefined;
   log: FastifyBaseLogger;
 }): InvalidationBus {

@@ -1,6 +1,6 @@
 // One Kysely database over PostgreSQL (DATABASE_URL) or embedded PGlite (DATA_DIR).
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, type KyselyConfig, PostgresDialect, sql } from 'kysely';
+import { Kysely, type KyselyConfig, sql } from 'kysely';
 import pg from 'pg';
 import { readDirectly } from './direct-reads.js';
 import {
@@ -10,6 +10,7 @@ import {
 } from './notifications.js';
 import { PGlitePool } from './pglite-pool.js';
 import { preparingPool } from './prepared-statements.js';
+import { RequestScopedPostgresDialect, withRequestTransactions } from './request-transaction.js';
 import type { Database } from './schema.js';
 import { postgresParsers } from './timestamp-parser.js';
 
@@ -102,10 +103,8 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
   // A connection that dies outside a query (mid-handshake, or checked out between two
   // queries) emits 'error' on its client; unheard, that would crash the process.
   pool.on('connect', (client) => client.on('error', onError));
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: preparingPool(pool) }),
-    log: options.log,
-  });
+  const dialect = new RequestScopedPostgresDialect({ pool: preparingPool(pool) });
+  const db = withRequestTransactions(new Kysely<Database>({ dialect, log: options.log }), dialect);
   readDirectly(db, pool, options.log);
   const notifications = postgresNotifications(connectionString, { onLost: onError });
   return handleFor(db, 'postgres', notifications, async () => {
@@ -121,7 +120,8 @@ export function wrapPGlite(
   options: Pick<PostgresOptions, 'log'> = {},
 ): DatabaseHandle {
   const pool = new PGlitePool(pglite);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
+  const dialect = new RequestScopedPostgresDialect({ pool });
+  const db = withRequestTransactions(new Kysely<Database>({ dialect, log: options.log }), dialect);
   const notifications = pgliteNotifications(pglite, (run) => pool.exclusively(run));
   return handleFor(db, 'pglite', notifications, () => pool.end());
 }

@@ -14,6 +14,7 @@ import { type Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './connect.js';
 import { directReadOf } from './direct-reads.js';
 import { registerPrepared } from './prepared-statements.js';
+import { currentRequestTransaction } from './request-transaction.js';
 
 /**
  * The builder sees these in place of the values, and is compiled twice with two sets of
@@ -104,7 +105,9 @@ export function reusedStatement<Name extends string, Row>(
     // Not async: each promise more is another microtask turn on every hot read.
     execute(db, values) {
       const direct = directReadOf(db);
-      if (!direct) {
+      // Inside a request transaction a read must see what the request wrote: Kysely's path
+      // takes it to the request's connection.
+      if (!direct || currentRequestTransaction()) {
         return db.executeQuery(compile(db, values)).then((result) => result.rows);
       }
       const { sql, slots } = templateFor(db);

@@ -16,6 +16,8 @@ export interface IdempotencyKeyTable {
   created_at: Timestamp;
   locked_until: Timestamp;
   expires_at: Timestamp;
+  claim_token: string | null;
+  claimed_by: string | null;
 }
 
 /** One row per process with a job queue (src/jobs/liveness.ts); times are the database's. */

@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { IdempotencyKeyTable } from '../db/schema.js';
+import { hasStoppedBeatingSql } from '../jobs/liveness.js';
 
 export interface ReceiptId {
   caller: string;
@@ -15,6 +16,12 @@ export interface Claim extends ReceiptId {
   now: Date;
   lockedUntil: Date;
   expiresAt: Date;
+  /** This attempt's own token: its answer is recorded only while the token holds the claim. */
+  token: string;
+  /** The instance running the attempt (its heartbeat tells others it is alive). */
+  instance: string;
+  /** A claimer whose last beat is older than this is dead (see jobs/liveness.ts). */
+  staleAfterSeconds: number;
 }
 
 export type Receipt = Pick<
@@ -28,7 +35,9 @@ function idColumns(id: ReceiptId) {
 
 /**
  * Takes the key for this request: a new key, an expired receipt, or an in-flight claim whose
- * lease ran out (its process died) is taken over. Returns true when this request owns it.
+ * lease ran out or whose instance stopped beating (its process died) is taken over. Returns
+ * true when this request owns it. A claimer with no heartbeat at all is taken for alive:
+ * only the lease frees its claim.
  */
 export async function claimReceipt(db: Db, claim: Claim): Promise<boolean> {
   const result = await db
@@ -43,6 +52,8 @@ export async function claimReceipt(db: Db, claim: Claim): Promise<boolean> {
       created_at: claim.now,
       locked_until: claim.lockedUntil,
       expires_at: claim.expiresAt,
+      claim_token: claim.token,
+      claimed_by: claim.instance,
     })
     .onConflict((conflict) =>
       conflict
@@ -56,13 +67,21 @@ export async function claimReceipt(db: Db, claim: Claim): Promise<boolean> {
           created_at: (eb) => eb.ref('excluded.created_at'),
           locked_until: (eb) => eb.ref('excluded.locked_until'),
           expires_at: (eb) => eb.ref('excluded.expires_at'),
+          claim_token: (eb) => eb.ref('excluded.claim_token'),
+          claimed_by: (eb) => eb.ref('excluded.claimed_by'),
         })
         .where((eb) =>
           eb.or([
             eb('idempotency_keys.expires_at', '<=', claim.now),
             eb.and([
               eb('idempotency_keys.state', '=', 'in_flight'),
-              eb('idempotency_keys.locked_until', '<=', claim.now),
+              eb.or([
+                eb('idempotency_keys.locked_until', '<=', claim.now),
+                hasStoppedBeatingSql(
+                  sql.ref('idempotency_keys.claimed_by'),
+                  claim.staleAfterSeconds,
+                ),
+              ]),
             ]),
           ]),
         ),
@@ -80,12 +99,18 @@ export async function findReceipt(db: Db, id: ReceiptId): Promise<Receipt | unde
     .executeTakeFirst();
 }
 
+/**
+ * Records the answer, if this attempt still holds the claim (run inside the transaction of
+ * the attempt's writes). False when another attempt took the claim over: the caller must
+ * roll its writes back.
+ */
 export async function completeReceipt(
   db: Db,
   id: ReceiptId,
+  token: string,
   response: { status: number; body: string; contentType: string | null },
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const result = await db
     .updateTable('idempotency_keys')
     .set({
       state: 'completed',
@@ -94,14 +119,19 @@ export async function completeReceipt(
       response_content_type: response.contentType,
     })
     .where((eb) => eb.and(idColumns(id)))
-    .execute();
+    .where('state', '=', 'in_flight')
+    .where('claim_token', '=', token)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
-export async function releaseReceipt(db: Db, id: ReceiptId): Promise<void> {
+/** Frees the key for a retry, if this attempt still holds it. */
+export async function releaseReceipt(db: Db, id: ReceiptId, token: string): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where((eb) => eb.and(idColumns(id)))
     .where('state', '=', 'in_flight')
+    .where('claim_token', '=', token)
     .execute();
 }
 

@@ -257,4 +257,92 @@ describe('Idempotency-Key', () => {
     }
     expect(await count()).toBe(1);
   });
+
+  it('commits a write with its answer: a crash between them leaves neither, and the retry writes once', async () => {
+    // The step after the write (recording its answer) fails, as a process killed there would
+    // never take it. Injected in the database, where the answer is written.
+    const db = t.database.handle.db;
+    await sql`
+      create function probe_crash_on_answer() returns trigger language plpgsql as $$
+      begin
+        raise exception 'injected crash before the answer is recorded';
+      end $$`.execute(db);
+    await sql`
+      create trigger probe_crash_on_answer before update on idempotency_keys for each row
+      when (new.key = 'key-12' and new.state = 'completed')
+      execute function probe_crash_on_answer()`.execute(db);
+    try {
+      const crashed = await create('key-12', 'alpha');
+      expect(crashed.statusCode).toBe(500);
+      expect(await count()).toBe(0);
+    } finally {
+      await sql`drop trigger probe_crash_on_answer on idempotency_keys`.execute(db);
+      await sql`drop function probe_crash_on_answer`.execute(db);
+    }
+    const retried = await create('key-12', 'alpha');
+    expect(retried.statusCode).toBe(201);
+    expect((await create('key-12', 'alpha')).statusCode).toBe(200);
+    expect(await count()).toBe(1);
+  });
+
+  it('takes over at once a claim whose instance stopped beating; a beating one keeps its claim', async () => {
+    const db = t.database.handle.db;
+    const now = t.clock.now();
+    const claimBy = (key: string, instance: string) =>
+      db
+        .insertInto('idempotency_keys')
+        .values({
+          caller: 'anonymous:default',
+          method: 'POST',
+          path: '/api/v1/probe/widgets',
+          key,
+          fingerprint: 'from-another-process',
+          state: 'in_flight',
+          created_at: now,
+          locked_until: new Date(now.getTime() + IN_FLIGHT_LEASE_MS),
+          expires_at: new Date(now.getTime() + RECEIPT_TTL_MS),
+          claim_token: 'their-token',
+          claimed_by: instance,
+        })
+        .execute();
+    await sql`
+      insert into instance_heartbeats (instance_id, started_at, beat_at)
+      values ('probe-dead', now() - interval '1 hour', now() - interval '1 hour'),
+             ('probe-alive', now() - interval '1 hour', now())`.execute(db);
+    await claimBy('key-13', 'probe-dead');
+    await claimBy('key-14', 'probe-alive');
+    expect((await create('key-13', 'alpha')).statusCode).toBe(201);
+    expect((await create('key-14', 'alpha')).statusCode).toBe(409);
+    expect(await count()).toBe(1);
+  });
+
+  it('rolls back an attempt whose claim was taken over, and answers with the attempt that took it', async () => {
+    let open: () => void = () => {};
+    control.gate = new Promise((resolve) => {
+      open = resolve;
+    });
+    const entered = new Promise<void>((resolve) => {
+      control.entered = resolve;
+    });
+    const first = create('key-15', 'alpha');
+    await entered;
+    // Another attempt took the claim over (this one looked dead) and answered.
+    await t.database.handle.db
+      .updateTable('idempotency_keys')
+      .set({
+        claim_token: 'the-other-attempt',
+        state: 'completed',
+        response_status: 201,
+        response_body: '{"id":1,"name":"alpha"}',
+        response_content_type: 'application/json; charset=utf-8',
+      })
+      .where('key', '=', 'key-15')
+      .execute();
+    open();
+    const answer = await first;
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['ocss-replay']).toBe('original');
+    expect(answer.body).toBe('{"id":1,"name":"alpha"}');
+    expect(await count()).toBe(0);
+  });
 });

@@ -52,6 +52,22 @@ export function isInstanceAliveSql(
 }
 
 /**
+ * The SQL condition "instance X beat once, and has not beaten within the staleness bound": it
+ * died. For claims a process makes beside its jobs (an Idempotency-Key, a partner profile's
+ * lease): unlike `isInstanceAliveSql`, an instance with no row at all is not taken for dead
+ * (a clean stop deletes its row only once its work has ended; a claim left by a process that
+ * never beat is freed by its own lease).
+ */
+export function hasStoppedBeatingSql(
+  instanceId: Expression<string | null>,
+  staleSeconds: number = STALE_SECONDS,
+): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from instance_heartbeats
+    where instance_id = ${instanceId}
+      and beat_at <= now() - make_interval(secs => ${staleSeconds}))`;
+}
+
+/**
  * The jobs this process runs, as its beats list them. A job that ended is listed by one more
  * beat: pg-boss completes it in a statement of its own after the handler returns, and until
  * that commits the job is still `active`, so it must not look abandoned in between.
@@ -138,7 +154,13 @@ export async function startHeartbeat(options: {
   return {
     async stop() {
       await task.stop();
-      await sql`delete from instance_heartbeats where instance_id = ${instanceId}`.execute(db);
+      // A database already closed (a test closing it first, a failed start) keeps the row:
+      // others read it as dead once stale, as after a kill.
+      await sql`delete from instance_heartbeats where instance_id = ${instanceId}`
+        .execute(db)
+        .catch((error) =>
+          log.warn({ err: error, instance_id: instanceId }, 'heartbeat row not deleted'),
+        );
     },
   };
 }

@@ -172,6 +172,8 @@ export function createJobQueue(options: JobQueueOptions) {
      * a dead process left (liveness.ts, `isInstanceAliveSql`).
      */
     instanceId,
+    /** After how many seconds without a beat an instance is dead (liveness.ts). */
+    staleSeconds: liveness.staleSeconds,
 
     /** Registers the handler of a queue; it runs only if this process runs workers. */
     handle<T>(queue: QueueName, handler: JobHandler<T>): void {

@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { newSession, type Session } from '../../../test/identity.js';
@@ -330,6 +331,39 @@ describe('the MCP server at POST /mcp', () => {
     }
     expect(tried).toBeGreaterThanOrEqual(20);
     expect(await snapshot()).toBe(before);
+  });
+
+  it('writes once through a tool retried with its idempotency_key after a crash before the answer', async () => {
+    // The step after the write (recording the answer) fails, as a process killed there would
+    // never take it: the tool call writes nothing, and its retry writes once.
+    const db = t.database.handle.db;
+    await sql`
+      create function probe_crash_on_mcp_answer() returns trigger language plpgsql as $$
+      begin
+        raise exception 'injected crash before the answer is recorded';
+      end $$`.execute(db);
+    await sql`
+      create trigger probe_crash_on_mcp_answer before update on idempotency_keys for each row
+      when (new.key = 'dara-once' and new.state = 'completed')
+      execute function probe_crash_on_mcp_answer()`.execute(db);
+    // A user of its own: the calls here must not spend the shared user's rate limit.
+    const erin = await newSession(t.app);
+    const client = await connect((await mint(erin, (await family(erin, 'Em')).family.id)).plain);
+    const args = { name: 'Dara', birth_date: '2012-01-02', idempotency_key: 'dara-once' };
+    const named = async () =>
+      (ok(await call(client, 'list_children')).items as Array<{ name: string }>).filter(
+        (child) => child.name === 'Dara',
+      ).length;
+    try {
+      expect((await call(client, 'create_child', args)).isError).toBe(true);
+      expect(await named()).toBe(0);
+    } finally {
+      await sql`drop trigger probe_crash_on_mcp_answer on idempotency_keys`.execute(db);
+      await sql`drop function probe_crash_on_mcp_answer`.execute(db);
+    }
+    const created = ok(await call(client, 'create_child', args));
+    expect(ok(await call(client, 'create_child', args)).id).toBe(created.id);
+    expect(await named()).toBe(1);
   });
 
   it('on the sandbox demo family: every read tool answers, every write is 403 read-only', async () => {
