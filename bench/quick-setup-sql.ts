@@ -26,22 +26,26 @@ export async function quickSetupStatement(
   const now = new Date();
   let written: QuickSetupRows | undefined;
   const statements = await statementsOf(async (db) => {
-    written = await writeQuickSetup(db, {
-      family: {
-        create: {
-          id: randomUUID(),
-          name: `${childName}'s Family`,
-          org_id: orgId,
-          environment: 'test',
-          created_at: now,
-          updated_at: now,
+    written = await writeQuickSetup(
+      db,
+      {
+        family: {
+          create: {
+            id: randomUUID(),
+            name: `${childName}'s Family`,
+            org_id: orgId,
+            environment: 'test',
+            created_at: now,
+            updated_at: now,
+          },
         },
+        child: { name: childName, birth_date: birthDate },
+        policyName: `${childName}'s Protection Policy`,
+        rules: rulesForAge(ageOn(birthDate, now)).rules,
+        now,
       },
-      child: { name: childName, birth_date: birthDate },
-      policyName: `${childName}'s Protection Policy`,
-      rules: rulesForAge(ageOn(birthDate, now)).rules,
-      now,
-    });
+      async () => {},
+    );
   });
   if (!written || statements.length !== 1) {
     throw new Error(`a new family's quick setup sent ${statements.length} statements, not 1`);

@@ -23,10 +23,11 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
  * install.ts brings an existing database's queues to these values.
  */
 export const QUEUE_SETTINGS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
-  // Backoff from 5 s is the schedule a failing partner is retried on (5 retries over 2.5-5
-  // minutes). A death during the first two runs is taken up again within 45 s; a later one
-  // waits that schedule's longer step (20-40 s, then more).
-  enforcement: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 15 * 60 },
+  // A run throws only when something other than a partner failed (a partner's refusal or
+  // outage is a result of the job): the database away, mostly. Backoff from 2 s keeps the
+  // first four runs within a minute of a death (25 s to be handed back + at most 4, 8, 16, 32
+  // s); seven retries keep about as long a window for an outage (4-8 minutes) as before.
+  enforcement: { retryLimit: 7, retryDelay: 2, retryBackoff: true, expireInSeconds: 15 * 60 },
   // A failed delivery is rescheduled by Haven on the Standard Webhooks schedule, as a new
   // attempt; pg-boss retries only a worker that crashed or threw before recording one, so its
   // delay is short: each of the 3 retries is taken up within 45 s of a death (2-4, 4-8, 8-16 s).

@@ -10,6 +10,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { DatabaseNotifications } from '../db/notifications.js';
+import { createChangeRunner } from '../db/transaction-effects.js';
 import { createJobQueue } from '../jobs/queue.js';
 import { createMemoryNonceStore, createRedisNonceStore } from '../ocss/nonce-store.js';
 import { annexBRoutes } from './annex-b/routes.js';
@@ -127,7 +128,10 @@ export async function createServices(
     notifications,
     pollingIntervalSeconds: tuning.jobPollingIntervalSeconds,
   });
-  const events = createEventHub({ clock: deps.clock, log });
+  const events = createEventHub({ clock: deps.clock });
+  // Every change's events are handed to their subscribers inside the change's transaction.
+  const writes = createChangeRunner({ db: deps.db });
+  writes.addSink(events.sink);
   const users = createUsersService(deps);
   const sandboxSessions = createSandboxSessionsService({
     ...deps,
@@ -145,19 +149,19 @@ export async function createServices(
     policyChanges,
   });
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
-  const children = createChildrenService({ ...deps, families, events, policyChanges });
+  const children = createChildrenService({ ...deps, families, writes, policyChanges });
   const policies = createPoliciesService({
     ...deps,
     children,
     families,
-    events,
+    writes,
     changes: policyChanges,
   });
   const viewingHistory = createViewingHistoryService({ ...deps, families });
-  const devices = createDevicesService({ ...deps, log, bus, events, children, families });
+  const devices = createDevicesService({ ...deps, log, bus, writes, children, families });
   const deviceAgent = createDeviceAgentService({
     ...deps,
-    events,
+    writes,
     policies,
     policyChanges,
     viewingHistory,
@@ -166,7 +170,7 @@ export async function createServices(
     ...deps,
     families,
     children,
-    events,
+    writes,
     policyChanges,
   });
   const usage = createUsageService({ ...deps, orgs });
@@ -177,12 +181,13 @@ export async function createServices(
   const cipher = await loadCredentialCipher(deps.db, config);
   const livePartners = createLivePartners({
     ...deps,
+    instance: { id: jobs.instanceId, staleSeconds: jobs.staleSeconds },
     urls: config.partnerApiUrls,
     tuning: tuning.partnerHttp,
   });
   const connections = createConnectionsService({
     ...deps,
-    events,
+    writes,
     appEnv: config.appEnv,
     livePartners,
     families,
@@ -207,6 +212,7 @@ export async function createServices(
     ...deps,
     jobs,
     events,
+    writes,
     children,
     families,
     policies,
@@ -245,6 +251,7 @@ export async function createServices(
     bus,
     jobs,
     events,
+    writes,
     users,
     sandboxSessions,
     orgs,

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError } from '../../http/errors.js';
-import type { EventPublisher } from '../events/hub.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
 import { ageOn, bandForAge } from '../policies/age-bands.js';
@@ -54,7 +54,7 @@ export function createChildrenService(deps: {
   db: Db;
   clock: Clock;
   families: Pick<FamiliesService, 'requireFamily' | 'checkThrough' | 'presentVisibleRows'>;
-  events: EventPublisher;
+  writes: ChangeRunner;
   /** A deleted child takes its policies along: cached versions of them must go too. */
   policyChanges: Pick<PolicyChanges, 'child'>;
 }) {
@@ -90,9 +90,9 @@ export function createChildrenService(deps: {
     };
   }
 
-  /** Tells subscribers (webhooks), after the write committed. */
-  async function publish(type: 'child.created' | 'child.updated' | 'child.deleted', row: ChildRow) {
-    await deps.events.publish(type, row.family_id, eventData(row));
+  /** The event of a change to the child, stated in the change (it commits with it). */
+  function stated(type: 'child.created' | 'child.updated' | 'child.deleted', row: ChildRow) {
+    return [{ type, data: eventData(row) }];
   }
 
   /** One statement: the child and whether the caller sees its family. */
@@ -128,8 +128,10 @@ export function createChildrenService(deps: {
         created_at: now,
         updated_at: now,
       };
-      await insertChild(db, child);
-      await publish('child.created', child);
+      await deps.writes.run(async (change) => {
+        await insertChild(change.trx, child);
+        change.emit(familyId, stated('child.created', child));
+      });
       return present(child, now);
     },
 
@@ -148,23 +150,30 @@ export function createChildrenService(deps: {
     async updateChild(principal: Principal, childId: string, input: ChildInput) {
       await requireChild(principal, childId, 'write');
       const now = clock.now();
-      const updated = await updateChild(db, childId, {
-        ...(input.name !== undefined ? { name: checkName(input.name) } : {}),
-        ...(input.birth_date !== undefined
-          ? { birth_date: parseBirthDate(input.birth_date, now) }
-          : {}),
-        ...(input.avatar_url !== undefined ? { avatar_url: checkAvatarUrl(input.avatar_url) } : {}),
-        updated_at: now,
+      const updated = await deps.writes.run(async (change) => {
+        const row = await updateChild(change.trx, childId, {
+          ...(input.name !== undefined ? { name: checkName(input.name) } : {}),
+          ...(input.birth_date !== undefined
+            ? { birth_date: parseBirthDate(input.birth_date, now) }
+            : {}),
+          ...(input.avatar_url !== undefined
+            ? { avatar_url: checkAvatarUrl(input.avatar_url) }
+            : {}),
+          updated_at: now,
+        });
+        change.emit(row.family_id, stated('child.updated', row));
+        return row;
       });
-      await publish('child.updated', updated);
       return present(updated, now);
     },
 
     async deleteChild(principal: Principal, childId: string): Promise<void> {
       const child = await requireChild(principal, childId, 'write');
-      await deleteChild(db, childId);
+      await deps.writes.run(async (change) => {
+        await deleteChild(change.trx, childId);
+        change.emit(child.family_id, stated('child.deleted', child));
+      });
       await deps.policyChanges.child(childId);
-      await publish('child.deleted', child);
     },
   };
 }

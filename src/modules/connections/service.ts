@@ -9,13 +9,13 @@ import type { AppEnv } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { loadServiceSecret } from '../../db/service-secrets.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import {
   BadRequestError,
   ConflictError,
   requireVisible,
   ServiceUnavailableError,
 } from '../../http/errors.js';
-import type { EventPublisher } from '../events/hub.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import type { ChildProfile, SandboxOAuthProvider } from '../oauth/service.js';
 import { missingCredential, refusalMessage } from '../partners/live-adapter.js';
@@ -70,7 +70,7 @@ export function createConnectionsService(deps: {
   families: Pick<FamiliesService, 'requireFamily' | 'visibleRows'>;
   cipher: CredentialCipher;
   sandboxOAuth: Pick<SandboxOAuthProvider, 'enabled' | 'redeemCode' | 'grantToken' | 'profilesFor'>;
-  events: EventPublisher;
+  writes: ChangeRunner;
   livePartners: LivePartners;
 }) {
   const { db, clock } = deps;
@@ -118,15 +118,20 @@ export function createConnectionsService(deps: {
     return { ...row, profiles: row.profiles ?? [] };
   }
 
-  /** Tells subscribers (webhooks), after the write committed: the Connection, no secrets. */
-  async function publish(type: 'connection.created' | 'connection.deleted', row: ConnectionRow) {
+  /** The change's event, stated in the change (it commits with it): the Connection, no secrets. */
+  function stated(type: 'connection.created' | 'connection.deleted', row: ConnectionRow) {
     const connection = present(row);
-    await deps.events.publish(type, row.family_id, {
-      ...connection,
-      created_at: connection.created_at.toISOString(),
-      updated_at: connection.updated_at.toISOString(),
-      last_enforcement_at: connection.last_enforcement_at?.toISOString() ?? null,
-    });
+    return [
+      {
+        type,
+        data: {
+          ...connection,
+          created_at: connection.created_at.toISOString(),
+          updated_at: connection.updated_at.toISOString(),
+          last_enforcement_at: connection.last_enforcement_at?.toISOString() ?? null,
+        },
+      },
+    ];
   }
 
   /** Redeems a code of the sandbox provider: the profiles it shares and the token to keep. */
@@ -191,28 +196,32 @@ export function createConnectionsService(deps: {
       const sealed = credentials === undefined ? undefined : seal(credentials, id);
       const now = clock.now();
       try {
-        await insertConnection(db, {
-          id,
-          family_id: familyId,
-          platform_id: input.platform_id,
-          status: statusOf(input.platform_id, sealed !== undefined, linked !== undefined),
-          credentials: sealed?.sealed ?? null,
-          credentials_key_id: sealed?.keyId ?? null,
-          profiles: linked?.profiles ?? null,
-          created_at: now,
-          updated_at: now,
-          last_enforcement_at: null,
-          last_enforcement_status: null,
-        });
+        return present(
+          await deps.writes.run(async (change) => {
+            await insertConnection(change.trx, {
+              id,
+              family_id: familyId,
+              platform_id: input.platform_id,
+              status: statusOf(input.platform_id, sealed !== undefined, linked !== undefined),
+              credentials: sealed?.sealed ?? null,
+              credentials_key_id: sealed?.keyId ?? null,
+              profiles: linked?.profiles ?? null,
+              created_at: now,
+              updated_at: now,
+              last_enforcement_at: null,
+              last_enforcement_status: null,
+            });
+            const created = (await findConnection(change.trx, id)) as ConnectionRow;
+            change.emit(familyId, stated('connection.created', created));
+            return created;
+          }),
+        );
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw new ConflictError('this platform is already connected to the family');
         }
         throw error;
       }
-      const created = (await findConnection(db, id)) as ConnectionRow;
-      await publish('connection.created', created);
-      return present(created);
     },
 
     async listConnections(principal: Principal, familyId: string) {
@@ -240,8 +249,10 @@ export function createConnectionsService(deps: {
 
     async deleteConnection(principal: Principal, id: string): Promise<void> {
       const connection = await requireConnection(principal, id, 'write');
-      await deleteConnection(db, id);
-      await publish('connection.deleted', connection);
+      await deps.writes.run(async (change) => {
+        await deleteConnection(change.trx, id);
+        change.emit(connection.family_id, stated('connection.deleted', connection));
+      });
     },
 
     /** For the enforcement workers: the connection's credentials, unsealed. */
@@ -257,8 +268,9 @@ export function createConnectionsService(deps: {
     },
 
     /** For the enforcement worker (no caller: it holds a job): the family's connections. */
-    async enforcementTargetsOf(familyId: string) {
-      return (await listConnections(db, familyId)).map(({ id, platform_id, status }) => ({
+    /** `reader`: the transaction of a change that needs them (an event's listener). */
+    async enforcementTargetsOf(familyId: string, reader: Db = db) {
+      return (await listConnections(reader, familyId)).map(({ id, platform_id, status }) => ({
         id,
         platform_id,
         status,

@@ -34,12 +34,17 @@ export async function seedDemoFamily(db: Db, clock: Clock): Promise<void> {
     .execute();
   for (const child of DEMO_CHILDREN) {
     const age = Math.max(0, ageOn(child.birth_date, clock.now()));
-    await writeQuickSetup(db, {
-      family: { existing: family },
-      child,
-      policyName: `${child.name}'s Protection Policy`,
-      rules: rulesForAge(age).rules,
-      now: DEMO_CREATED_AT,
-    });
+    await writeQuickSetup(
+      db,
+      {
+        family: { existing: family },
+        child,
+        policyName: `${child.name}'s Protection Policy`,
+        rules: rulesForAge(age).rules,
+        now: DEMO_CREATED_AT,
+      },
+      // The seed announces nothing: the demo family has no webhooks and no connections.
+      async () => {},
+    );
   }
 }

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { DeviceIdentity } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
-import type { EventPublisher } from '../events/hub.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import type { PoliciesService } from '../policies/service.js';
 import type { ViewingHistoryService } from '../viewing-history/service.js';
@@ -79,7 +79,7 @@ function viewingOf(payload: Record<string, unknown>) {
 export function createDeviceAgentService(deps: {
   db: Db;
   clock: Clock;
-  events: EventPublisher;
+  writes: ChangeRunner;
   policies: Pick<PoliciesService, 'activePolicyVersionOf' | 'activePolicySnapshotOf'>;
   policyChanges: Pick<PolicyChanges, 'subscribe'>;
   viewingHistory: Pick<ViewingHistoryService, 'recordViewing'>;
@@ -140,7 +140,8 @@ export function createDeviceAgentService(deps: {
       const reportedAt = new Date(input.reported_at);
       const now = clock.now();
       try {
-        await db.transaction().execute(async (trx) => {
+        await deps.writes.run(async (change) => {
+          const trx = change.trx;
           await insertReport(trx, {
             id: randomUUID(),
             device_id: device.id,
@@ -159,6 +160,17 @@ export function createDeviceAgentService(deps: {
               trx,
             );
           }
+          change.emit(device.familyId, [
+            {
+              type: 'device.report',
+              data: {
+                device_id: device.id,
+                child_id: device.childId,
+                report_type: input.report_type,
+                reported_at: reportedAt.toISOString(),
+              },
+            },
+          ]);
         });
       } catch (error) {
         if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) {
@@ -166,22 +178,19 @@ export function createDeviceAgentService(deps: {
         }
         throw error;
       }
-      await deps.events.publish('device.report', device.familyId, {
-        device_id: device.id,
-        child_id: device.childId,
-        report_type: input.report_type,
-        reported_at: reportedAt.toISOString(),
-      });
     },
 
     async acknowledge(device: DeviceIdentity, version: number) {
-      if (!(await acknowledgeVersion(db, device.id, version, clock.now()))) {
-        throw new UnauthorizedError(DEVICE_GONE);
-      }
-      await deps.events.publish('device.acknowledged', device.familyId, {
-        device_id: device.id,
-        child_id: device.childId,
-        acknowledged_version: version,
+      await deps.writes.run(async (change) => {
+        if (!(await acknowledgeVersion(change.trx, device.id, version, clock.now()))) {
+          throw new UnauthorizedError(DEVICE_GONE);
+        }
+        change.emit(device.familyId, [
+          {
+            type: 'device.acknowledged',
+            data: { device_id: device.id, child_id: device.childId, acknowledged_version: version },
+          },
+        ]);
       });
       return { acknowledged_version: version };
     },

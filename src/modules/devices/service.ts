@@ -17,9 +17,9 @@ import { createSecretCache } from '../../cache/secret-cache.js';
 import { createWriteBehind, laterDate } from '../../cache/write-behind.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, requireVisible } from '../../http/errors.js';
 import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
-import type { EventPublisher } from '../events/hub.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import {
   type DeviceRow,
@@ -65,7 +65,7 @@ export function createDevicesService(deps: {
   clock: Clock;
   log: FastifyBaseLogger;
   bus: InvalidationBus;
-  events: EventPublisher;
+  writes: ChangeRunner;
   children: Pick<ChildrenService, 'requireChild'>;
   families: Pick<FamiliesService, 'visibleRows'>;
 }) {
@@ -133,8 +133,10 @@ export function createDevicesService(deps: {
         updated_at: now,
         revoked_at: null,
       };
-      await insertDevice(db, { ...device, key_hash: hashSecret(secret) });
-      await deps.events.publish('device.registered', device.family_id, deviceJson(device));
+      await deps.writes.run(async (change) => {
+        await insertDevice(change.trx, { ...device, key_hash: hashSecret(secret) });
+        change.emit(device.family_id, [{ type: 'device.registered', data: deviceJson(device) }]);
+      });
       return { device, device_key: secret };
     },
 
@@ -146,14 +148,19 @@ export function createDevicesService(deps: {
     /** 204 again when already revoked; the key is dead here and on every other instance. */
     async revokeDevice(principal: Principal, id: string): Promise<void> {
       const device = await requireManagedDevice(principal, id, 'write');
-      const revoked = await revokeDevice(db, id, clock.now());
+      const revoked = await deps.writes.run(async (change) => {
+        const row = await revokeDevice(change.trx, id, clock.now());
+        if (row) {
+          const current = (await findDevice(change.trx, id)) ?? device;
+          change.emit(device.family_id, [{ type: 'device.revoked', data: deviceJson(current) }]);
+        }
+        return row;
+      });
       if (!revoked) {
         return;
       }
       await keys.invalidate(revoked.key_hash);
       seen.delete(id);
-      const current = (await findDevice(db, id)) ?? device;
-      await deps.events.publish('device.revoked', device.family_id, deviceJson(current));
     },
 
     /** The device behind a presented key, or undefined (unknown or revoked: one answer). */

@@ -12,8 +12,9 @@
 // - Coalesced: while the child has a policy_change job still pending, a further change only
 //   points that job at the newer policy and version; a burst of edits becomes one run.
 import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/connect.js';
+import type { Database } from '../../db/schema.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
 import type { ConnectionsService } from '../connections/service.js';
@@ -36,16 +37,17 @@ function changesWhatIsInForce(event: DomainEvent, inForce: { id: string }): bool
 }
 
 export function createPolicyChangeListener(deps: {
-  db: Db;
   clock: Clock;
-  jobs: Pick<JobQueue, 'send' | 'wake'>;
+  jobs: Pick<JobQueue, 'send'>;
   policies: Pick<PoliciesService, 'activePolicyVersionOf'>;
   connections: Pick<ConnectionsService, 'enforcementTargetsOf'>;
 }): EventListener {
-  const { db } = deps;
-
   /** Queues (or retargets) the child's pending job, when the event changed what is in force. */
-  async function onEvent(event: DomainEvent, hasConnections: () => Promise<boolean>) {
+  async function onEvent(
+    trx: Transaction<Database>,
+    event: DomainEvent,
+    hasConnections: () => Promise<boolean>,
+  ) {
     const childId = event.data.child_id;
     if (!TRIGGERS.has(event.type) || typeof childId !== 'string') {
       return;
@@ -55,33 +57,29 @@ export function createPolicyChangeListener(deps: {
     if (!(await hasConnections())) {
       return;
     }
-    const inForce = await deps.policies.activePolicyVersionOf(childId);
+    const inForce = await deps.policies.activePolicyVersionOf(childId, trx);
     if (!inForce || !changesWhatIsInForce(event, inForce)) {
       return;
     }
-    const queued = await db.transaction().execute(async (trx) => {
-      const { id: jobId, inserted } = await upsertPolicyChangeJob(trx, {
-        id: randomUUID(),
-        child_id: childId,
-        family_id: event.familyId,
-        policy_id: inForce.id,
-        policy_version: inForce.version,
-        trigger_type: 'policy_change',
-        platform_ids: null,
-        status: 'pending',
-        created_at: deps.clock.now(),
-      });
-      if (inserted) {
-        await deps.jobs.send(QUEUES.enforcement, { job_id: jobId }, { trx });
-      }
-      return inserted;
+    // In the change's transaction: the job exists exactly when the change does. Workers hear
+    // of it at the commit (the queue's notification trigger).
+    const { id: jobId, inserted } = await upsertPolicyChangeJob(trx, {
+      id: randomUUID(),
+      child_id: childId,
+      family_id: event.familyId,
+      policy_id: inForce.id,
+      policy_version: inForce.version,
+      trigger_type: 'policy_change',
+      platform_ids: null,
+      status: 'pending',
+      created_at: deps.clock.now(),
     });
-    if (queued) {
-      deps.jobs.wake(QUEUES.enforcement);
+    if (inserted) {
+      await deps.jobs.send(QUEUES.enforcement, { job_id: jobId }, { trx });
     }
   }
 
-  return async (events, facts) => {
+  return async (trx, events, facts) => {
     // A family this very change made (quick setup) has no connections to enforce on yet: a
     // platform is connected to a family through its id, which its maker has not been told.
     if (facts.familyCreated) {
@@ -92,12 +90,12 @@ export function createPolicyChangeListener(deps: {
     const hasConnections = () => {
       const familyId = events[0]?.familyId ?? '';
       connected ??= deps.connections
-        .enforcementTargetsOf(familyId)
+        .enforcementTargetsOf(familyId, trx)
         .then((targets) => targets.length > 0);
       return connected;
     };
     for (const event of events) {
-      await onEvent(event, hasConnections);
+      await onEvent(trx, event, hasConnections);
     }
   };
 }

@@ -7,6 +7,8 @@ import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { AppEnv } from '../../config.js';
 import type { Db } from '../../db/connect.js';
+import { afterCommit } from '../../db/request-transaction.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { clampPageLimit } from '../../http/common-schemas.js';
 import { BadRequestError } from '../../http/errors.js';
 import type { JobQueue } from '../../jobs/queue.js';
@@ -38,7 +40,8 @@ export function createEnforcementService(deps: {
   db: Db;
   clock: Clock;
   jobs: JobQueue;
-  events: Pick<EventHub, 'publish' | 'publishAll' | 'subscribe'>;
+  events: Pick<EventHub, 'subscribe'>;
+  writes: ChangeRunner;
   children: Pick<ChildrenService, 'requireChild'>;
   families: Pick<
     FamiliesService,
@@ -110,7 +113,7 @@ export function createEnforcementService(deps: {
         await insertJob(trx, job);
         await deps.jobs.send(QUEUES.enforcement, { job_id: job.id }, { trx });
       });
-      deps.jobs.wake(QUEUES.enforcement);
+      afterCommit(() => deps.jobs.wake(QUEUES.enforcement));
       return jobResource({
         ...job,
         results: [],

@@ -3,10 +3,10 @@
 // with no results, and results are written only by the run that still holds the job.
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import type { JobContext } from '../../jobs/queue.js';
 import { QUEUE_SETTINGS } from '../../jobs/queues.js';
 import type { ConnectionsService } from '../connections/service.js';
-import type { EventPublisher } from '../events/hub.js';
 import type { PoliciesService } from '../policies/service.js';
 import type { EnforcedRule } from './adapter.js';
 import type { AdapterRegistry } from './adapter-registry.js';
@@ -54,7 +54,7 @@ function enabledRules(
 export function createEnforcementWorker(deps: {
   db: Db;
   clock: Clock;
-  events: EventPublisher;
+  writes: ChangeRunner;
   policies: Pick<PoliciesService, 'activePolicyOf'>;
   connections: Pick<
     ConnectionsService,
@@ -110,28 +110,26 @@ export function createEnforcementWorker(deps: {
   ): Promise<void> {
     const at = clock.now();
     const results = outcome.results.map(({ credentialsRefused: _, ...result }) => result);
-    const finished = await db.transaction().execute(async (trx) => {
-      const row = await finishJob(trx, job.id, { ...outcome, results, completed_at: at });
-      if (row) {
-        await deps.connections.recordEnforcement(
-          outcome.results.map((r) => ({
-            connectionId: r.connection_id,
-            status: r.status,
-            credentialsRefused: r.credentialsRefused === true,
-          })),
-          at,
-          trx,
-        );
+    // The outcome and its event commit together: a finished job always has its webhooks
+    // (a run that finds the job finished skips it, so none could be sent later).
+    await deps.writes.run(async (change) => {
+      const row = await finishJob(change.trx, job.id, { ...outcome, results, completed_at: at });
+      if (!row) {
+        return;
       }
-      return row;
-    });
-    if (finished) {
-      await deps.events.publish(
-        `enforcement.${finished.status as FinishedStatus}`,
-        finished.family_id,
-        jobResource(finished),
+      await deps.connections.recordEnforcement(
+        outcome.results.map((r) => ({
+          connectionId: r.connection_id,
+          status: r.status,
+          credentialsRefused: r.credentialsRefused === true,
+        })),
+        at,
+        change.trx,
       );
-    }
+      change.emit(row.family_id, [
+        { type: `enforcement.${row.status as FinishedStatus}`, data: jobResource(row) },
+      ]);
+    });
   }
 
   async function run(jobId: string): Promise<void> {

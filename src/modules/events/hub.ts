@@ -1,8 +1,11 @@
-// Domain events (CONTRACT.md §8 event list), published by the module that owns the change,
-// after its transaction committed. Subscribers (webhook fan-out, automatic enforcement) run
-// before publish() resolves, so a response is sent only once its events are queued.
-import type { FastifyBaseLogger } from 'fastify';
+// Domain events (CONTRACT.md §8 event list), stated by the module that owns the change
+// (`change.emit`, db/transaction-effects.ts) and handed to subscribers (webhook fan-out,
+// automatic enforcement) inside the change's transaction, before its commit: a response is
+// sent only once its events' messages and jobs are committed with it.
+import type { Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/schema.js';
+import type { ChangeFacts, EffectSink } from '../../db/transaction-effects.js';
 
 export const EVENT_TYPES = [
   'child.created',
@@ -34,83 +37,47 @@ export interface DomainEvent {
   occurredAt: Date;
 }
 
-/** An event as its publisher states it (the hub adds the family and the time). */
+/** An event as the change that causes it states it (the hub adds the family and the time). */
 export interface EventChange {
   type: EventType;
   data: Record<string, unknown>;
 }
 
-/** What the publisher knows about the change as a whole, for listeners to skip reads. */
-export interface EventBatchFacts {
-  /** The change made the family itself: nothing else of it (connections, webhooks) exists. */
-  familyCreated?: boolean;
-}
-
-/** Receives the events of one publish call: one family's, in the order they happened. */
+/**
+ * Receives the events of one change for one family, in the order they happened, inside the
+ * change's transaction: whatever it queues (webhook messages, enforcement jobs) it writes
+ * through `trx`, so it commits with the change or not at all. An error rolls the change back.
+ */
 export type EventListener = (
+  trx: Transaction<Database>,
   events: readonly DomainEvent[],
-  facts: EventBatchFacts,
+  facts: ChangeFacts,
 ) => Promise<void>;
 
-export interface EventPublisher {
-  publish(type: EventType, familyId: string, data: Record<string, unknown>): Promise<void>;
-  /**
-   * Several events of one family from one change, in order: each listener gets them together,
-   * so what it reads to act on them (a family's webhooks, its connections) it reads once.
-   */
-  publishAll(
-    familyId: string,
-    events: readonly EventChange[],
-    facts?: EventBatchFacts,
-  ): Promise<void>;
-}
-
-export function createEventHub(deps: { clock: Clock; log: FastifyBaseLogger }) {
+export function createEventHub(deps: { clock: Clock }) {
   const listeners: Array<{ name: string; listener: EventListener }> = [];
 
-  async function publishAll(
-    familyId: string,
-    changes: readonly EventChange[],
-    facts: EventBatchFacts = {},
-  ) {
-    if (changes.length === 0) {
-      return;
-    }
+  /** The hub as a sink of every change (db/transaction-effects.ts). */
+  const sink: EffectSink = async (trx, effects) => {
     const occurredAt = deps.clock.now();
-    const events: DomainEvent[] = changes.map(({ type, data }) => ({
-      type,
-      familyId,
-      data,
-      occurredAt,
-    }));
-    for (const { name, listener } of listeners) {
-      try {
-        await listener(events, facts);
-      } catch (error) {
-        // The change itself is committed; a subscriber that cannot keep up must not turn it
-        // into an error for the caller. The log line names what was missed.
-        deps.log.error(
-          {
-            err: error,
-            event_type: events.map((event) => event.type).join(','),
-            family_id: familyId,
-            subscriber: name,
-          },
-          'event subscriber failed',
-        );
+    for (const { familyId, events: stated, facts } of effects.families) {
+      const events: DomainEvent[] = stated.map(({ type, data }) => ({
+        type: type as EventType,
+        familyId,
+        data,
+        occurredAt,
+      }));
+      for (const { listener } of listeners) {
+        await listener(trx, events, facts);
       }
     }
-  }
+  };
 
   return {
     subscribe(name: string, listener: EventListener): void {
       listeners.push({ name, listener });
     },
-
-    publish: (type: EventType, familyId: string, data: Record<string, unknown>) =>
-      publishAll(familyId, [{ type, data }]),
-
-    publishAll,
+    sink,
   };
 }
 

@@ -21,9 +21,18 @@ import { PartnerError, type PartnerHttpTuning } from './partner-http.js';
 
 export type PartnerCredentials = Record<string, string>;
 
+/** The process taking a lease, and when its silence means it died (jobs/liveness.ts). */
+export interface LeaseHolder {
+  id: string;
+  staleSeconds: number;
+}
+
 /** Longer than any bounded run (each call ≤ 10 s, retried a bounded number of times). */
 const LEASE_MS = 10 * 60_000;
-/** How long a run waits for another run of the same profile (the queue expires a job at 120 s). */
+/**
+ * How long a run waits for another run of the same profile. A run whose process died frees
+ * its lease once the process's heartbeat is stale (jobs/liveness.ts), well within this.
+ */
 const LEASE_WAIT_MS = 60_000;
 const LEASE_POLL_MS = 200;
 
@@ -96,7 +105,7 @@ export function refusalMessage(
 
 export function createLivePartner(
   definition: PartnerDefinition,
-  deps: { db: Db; clock: Clock; baseUrl: string; tuning: PartnerHttpTuning },
+  deps: { db: Db; clock: Clock; baseUrl: string; tuning: PartnerHttpTuning; instance: LeaseHolder },
 ): LivePartner {
   const clientFor = (credentials: PartnerCredentials) =>
     definition.client(credentials, deps.baseUrl, deps.tuning);
@@ -130,7 +139,13 @@ export function createLivePartner(
       const waitUntil = Date.now() + LEASE_WAIT_MS;
       for (;;) {
         const now = deps.clock.now();
-        const lease = { owner, now, until: new Date(now.getTime() + LEASE_MS) };
+        const lease = {
+          owner,
+          now,
+          until: new Date(now.getTime() + LEASE_MS),
+          instance: deps.instance.id,
+          staleSeconds: deps.instance.staleSeconds,
+        };
         if (await takeLease(deps.db, row, lease)) {
           break;
         }

@@ -3,7 +3,12 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { CONTROLD } from './controld/client.js';
-import { createLivePartner, type LivePartner, type PartnerDefinition } from './live-adapter.js';
+import {
+  createLivePartner,
+  type LeaseHolder,
+  type LivePartner,
+  type PartnerDefinition,
+} from './live-adapter.js';
 import { NEXTDNS } from './nextdns/client.js';
 import type { PartnerHttpTuning } from './partner-http.js';
 
@@ -25,6 +30,8 @@ export function createLivePartners(deps: {
   clock: Clock;
   urls: PartnerApiUrls;
   tuning?: PartnerHttpTuning;
+  /** This process, as its heartbeat names it (a profile's lease records who holds it). */
+  instance: LeaseHolder;
 }): LivePartners {
   const urls: Record<string, string> = { ...deps.urls };
   return new Map(
@@ -35,6 +42,7 @@ export function createLivePartners(deps: {
         clock: deps.clock,
         baseUrl: urls[definition.platformId] as string,
         tuning: deps.tuning ?? {},
+        instance: deps.instance,
       }),
     ]),
   );

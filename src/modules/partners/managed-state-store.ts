@@ -1,7 +1,8 @@
 // SQL of what Haven manages on each partner profile (migration 0016). One row per connection,
 // gone with it.
-import type { ColumnType } from 'kysely';
+import { type ColumnType, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { hasStoppedBeatingSql } from '../../jobs/liveness.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -29,6 +30,7 @@ export interface ManagedStateTable {
   state: ColumnType<ManagedState, string, string>;
   updated_at: Date;
   lease_owner: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_instance: ColumnType<string | null, string | null | undefined, string | null>;
   lease_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
@@ -84,7 +86,7 @@ export async function saveManagedState(
 export async function takeLease(
   db: Db,
   row: { connectionId: string; platformId: string; profileId: string },
-  lease: { owner: string; now: Date; until: Date },
+  lease: { owner: string; now: Date; until: Date; instance: string; staleSeconds: number },
 ): Promise<boolean> {
   await db
     .insertInto('partner_managed_state')
@@ -99,9 +101,16 @@ export async function takeLease(
     .execute();
   const taken = await db
     .updateTable('partner_managed_state')
-    .set({ lease_owner: lease.owner, lease_until: lease.until })
+    .set({ lease_owner: lease.owner, lease_until: lease.until, lease_instance: lease.instance })
     .where('connection_id', '=', row.connectionId)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', lease.now)]))
+    .where((eb) =>
+      eb.or([
+        eb('lease_until', 'is', null),
+        eb('lease_until', '<', lease.now),
+        // Its run died with its process: free now, not at the end of the lease.
+        hasStoppedBeatingSql(sql.ref('partner_managed_state.lease_instance'), lease.staleSeconds),
+      ]),
+    )
     .returning('connection_id')
     .executeTakeFirst();
   return taken !== undefined;
@@ -110,7 +119,7 @@ export async function takeLease(
 export async function releaseLease(db: Db, connectionId: string, owner: string): Promise<void> {
   await db
     .updateTable('partner_managed_state')
-    .set({ lease_owner: null, lease_until: null })
+    .set({ lease_owner: null, lease_until: null, lease_instance: null })
     .where('connection_id', '=', connectionId)
     .where('lease_owner', '=', owner)
     .execute();

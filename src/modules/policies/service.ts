@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { Change, ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
 import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
-import type { EventPublisher } from '../events/hub.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
 import { ageOn } from './age-bands.js';
@@ -51,7 +51,7 @@ export function createPoliciesService(deps: {
   clock: Clock;
   children: Pick<ChildrenService, 'requireChild'>;
   families: Pick<FamiliesService, 'checkThrough' | 'visibleRows'>;
-  events: EventPublisher;
+  writes: ChangeRunner;
   changes: Pick<PolicyChanges, 'child'>;
 }) {
   const { db, clock } = deps;
@@ -72,31 +72,46 @@ export function createPoliciesService(deps: {
   }
 
   /**
-   * Tells subscribers (webhooks, automatic enforcement), after the write committed: the
-   * Policy resource after the change, JSON-ready. Every instance's cache of the policy in
-   * force hears it first, so a device polling right after the event sees the change.
+   * States the change's event (webhooks, automatic enforcement hear it inside the change's
+   * transaction): the Policy resource after the change, JSON-ready.
    */
-  async function publish(
+  function emit(
+    change: Change,
     type: 'policy.created' | 'policy.updated' | 'policy.activated' | 'policy.paused',
     familyId: string,
     policy: PolicyRow,
   ) {
-    await deps.changes.child(policy.child_id);
-    await deps.events.publish(type, familyId, policyEventData(policy));
+    change.emit(familyId, [{ type, data: policyEventData(policy) }]);
+  }
+
+  /**
+   * Writes a policy change and its event in one transaction, then tells every instance's
+   * cache of the policy in force once it is committed (a device polling after the event's
+   * webhook sees the change).
+   */
+  async function changePolicy(
+    childId: string,
+    work: (change: Change) => Promise<PolicyRow | undefined>,
+  ): Promise<void> {
+    await deps.writes.run(work);
+    await deps.changes.child(childId);
   }
 
   /**
    * Writes rules and bumps the version once, in one transaction; answers every rule. One
-   * policy.updated follows the commit.
+   * policy.updated commits with them.
    */
-  async function writeRules(policyId: string, familyId: string, rules: RuleWrite[]) {
-    const written = await db.transaction().execute(async (trx) => {
-      await upsertRules(trx, policyId, rules, clock.now());
-      const policy = await bumpPolicy(trx, policyId, clock.now());
-      return { policy, rules: await listRules(trx, policyId) };
+  async function writeRules(current: PolicyRow, familyId: string, rules: RuleWrite[]) {
+    const policyId = current.id;
+    let written: Awaited<ReturnType<typeof listRules>> = [];
+    await changePolicy(current.child_id, async (change) => {
+      await upsertRules(change.trx, policyId, rules, clock.now());
+      const policy = await bumpPolicy(change.trx, policyId, clock.now());
+      emit(change, 'policy.updated', familyId, policy);
+      written = await listRules(change.trx, policyId);
+      return policy;
     });
-    await publish('policy.updated', familyId, written.policy);
-    return written.rules;
+    return written;
   }
 
   return {
@@ -112,8 +127,8 @@ export function createPoliciesService(deps: {
     },
 
     /** Only the id and version of the policy in force (a device's conditional read). */
-    async activePolicyVersionOf(childId: string) {
-      const policy = await findActivePolicy(db, childId);
+    async activePolicyVersionOf(childId: string, reader: Db = db) {
+      const policy = await findActivePolicy(reader, childId);
       return policy ? { id: policy.id, version: policy.version } : undefined;
     },
 
@@ -141,8 +156,11 @@ export function createPoliciesService(deps: {
         created_at: now,
         updated_at: now,
       };
-      await insertPolicy(db, policy);
-      await publish('policy.created', child.family_id, policy);
+      await changePolicy(childId, async (change) => {
+        await insertPolicy(change.trx, policy);
+        emit(change, 'policy.created', child.family_id, policy);
+        return policy;
+      });
       return policy;
     },
 
@@ -159,16 +177,20 @@ export function createPoliciesService(deps: {
       policyId: string,
       input: { name?: string; priority?: number },
     ) {
-      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
+      const { policy: current, familyId } = await requirePolicyIn(principal, policyId, 'write');
       const name = input.name?.trim();
       if (name === '') {
         throw new BadRequestError('name is required');
       }
-      const policy = await bumpPolicy(db, policyId, clock.now(), {
-        ...(name !== undefined ? { name } : {}),
-        ...(input.priority !== undefined ? { priority: input.priority } : {}),
+      let policy = current;
+      await changePolicy(current.child_id, async (change) => {
+        policy = await bumpPolicy(change.trx, policyId, clock.now(), {
+          ...(name !== undefined ? { name } : {}),
+          ...(input.priority !== undefined ? { priority: input.priority } : {}),
+        });
+        emit(change, 'policy.updated', familyId, policy);
+        return policy;
       });
-      await publish('policy.updated', familyId, policy);
       return policy;
     },
 
@@ -177,10 +199,14 @@ export function createPoliciesService(deps: {
       policyId: string,
       status: Exclude<PolicyStatus, 'draft'>,
     ) {
-      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
-      const policy = await bumpPolicy(db, policyId, clock.now(), { status });
-      // A status change is announced as itself, not also as policy.updated.
-      await publish(status === 'active' ? 'policy.activated' : 'policy.paused', familyId, policy);
+      const { policy: current, familyId } = await requirePolicyIn(principal, policyId, 'write');
+      let policy = current;
+      await changePolicy(current.child_id, async (change) => {
+        policy = await bumpPolicy(change.trx, policyId, clock.now(), { status });
+        // A status change is announced as itself, not also as policy.updated.
+        emit(change, status === 'active' ? 'policy.activated' : 'policy.paused', familyId, policy);
+        return policy;
+      });
       return policy;
     },
 
@@ -196,9 +222,9 @@ export function createPoliciesService(deps: {
     },
 
     async putRule(principal: Principal, policyId: string, rule: RuleWrite) {
-      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
+      const { policy, familyId } = await requirePolicyIn(principal, policyId, 'write');
       checkRule(rule);
-      const rules = await writeRules(policyId, familyId, [rule]);
+      const rules = await writeRules(policy, familyId, [rule]);
       const written = rules.find((r) => r.category === rule.category);
       if (!written) {
         throw new Error('the rule written was not read back');
@@ -208,7 +234,7 @@ export function createPoliciesService(deps: {
 
     /** All or nothing: every rule is checked before any is written. */
     async putRules(principal: Principal, policyId: string, rules: RuleWrite[]) {
-      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
+      const { policy, familyId } = await requirePolicyIn(principal, policyId, 'write');
       const seen = new Set<string>();
       rules.forEach((rule, index) => {
         checkRule(rule, `/rules/${index}`);
@@ -217,19 +243,20 @@ export function createPoliciesService(deps: {
         }
         seen.add(rule.category);
       });
-      return writeRules(policyId, familyId, rules);
+      return writeRules(policy, familyId, rules);
     },
 
     async deleteRule(principal: Principal, policyId: string, category: string): Promise<void> {
-      const { familyId } = await requirePolicyIn(principal, policyId, 'write');
+      const { policy: current, familyId } = await requirePolicyIn(principal, policyId, 'write');
       checkRule({ category, enabled: false, config: {} }, '', { categoryOnly: true });
-      const policy = await db.transaction().execute(async (trx) => {
-        if (!(await deleteRule(trx, policyId, category))) {
+      await changePolicy(current.child_id, async (change) => {
+        if (!(await deleteRule(change.trx, policyId, category))) {
           throw new NotFoundError('rule not found');
         }
-        return bumpPolicy(trx, policyId, clock.now());
+        const policy = await bumpPolicy(change.trx, policyId, clock.now());
+        emit(change, 'policy.updated', familyId, policy);
+        return policy;
       });
-      await publish('policy.updated', familyId, policy);
     },
 
     async generateFromAge(
@@ -240,7 +267,7 @@ export function createPoliciesService(deps: {
       const { policy, familyId } = await requirePolicyIn(principal, policyId, 'write');
       const child = await deps.children.requireChild(principal, policy.child_id, 'read');
       const age = Math.max(0, ageOn(child.birth_date, clock.now()));
-      return writeRules(policyId, familyId, rulesForAge(age, strictness).rules);
+      return writeRules(policy, familyId, rulesForAge(age, strictness).rules);
     },
   };
 }

@@ -4,10 +4,10 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner, StatedEvent } from '../../db/transaction-effects.js';
 import { BadRequestError, ForbiddenError } from '../../http/errors.js';
 import { birthDateTime, parseBirthDate } from '../children/birth-date.js';
 import type { ChildrenService } from '../children/service.js';
-import type { EventChange, EventPublisher } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
 import { ageOn } from '../policies/age-bands.js';
 import { rulesForAge, type Strictness } from '../policies/age-rules.js';
@@ -28,16 +28,12 @@ export function createQuickSetupService(deps: {
   clock: Clock;
   families: Pick<FamiliesService, 'requireFamily'>;
   children: Pick<ChildrenService, 'eventData'>;
-  events: EventPublisher;
+  writes: ChangeRunner;
   policyChanges: Pick<PolicyChanges, 'child'>;
 }) {
-  /** After the commit, the events of what this call wrote (a repeated call writes nothing). */
-  async function announce(rows: QuickSetupRows) {
-    if (rows.wrote.policy !== 'none') {
-      // A new active policy may outrank the one in force; a repair raised the version.
-      await deps.policyChanges.child(rows.child.id);
-    }
-    const events: EventChange[] = [];
+  /** The events of what this call wrote (a repeated call writes nothing). */
+  function eventsOf(rows: QuickSetupRows): StatedEvent[] {
+    const events: StatedEvent[] = [];
     if (rows.wrote.child) {
       events.push({ type: 'child.created', data: deps.children.eventData(rows.child) });
     }
@@ -48,7 +44,7 @@ export function createQuickSetupService(deps: {
     } else if (rows.wrote.policy === 'updated') {
       events.push({ type: 'policy.updated', data: policy });
     }
-    await deps.events.publishAll(rows.family.id, events, { familyCreated: rows.wrote.family });
+    return events;
   }
 
   return {
@@ -69,26 +65,36 @@ export function createQuickSetupService(deps: {
       const familyName = input.family_name?.trim() || `${childName}'s Family`;
       const generated = rulesForAge(Math.max(0, ageOn(birthDate, now)), input.strictness);
 
-      const rows = await writeQuickSetup(deps.db, {
-        family: existing
-          ? { existing }
-          : {
-              create: {
-                id: randomUUID(),
-                name: familyName,
-                org_id: principal.kind === 'key' ? principal.orgId : null,
-                environment: principal.kind === 'key' ? principal.environment : 'test',
-                created_at: now,
-                updated_at: now,
+      const rows = await writeQuickSetup(
+        deps.db,
+        {
+          family: existing
+            ? { existing }
+            : {
+                create: {
+                  id: randomUUID(),
+                  name: familyName,
+                  org_id: principal.kind === 'key' ? principal.orgId : null,
+                  environment: principal.kind === 'key' ? principal.environment : 'test',
+                  created_at: now,
+                  updated_at: now,
+                },
+                ownerUserId: principal.kind === 'key' ? undefined : principal.userId,
               },
-              ownerUserId: principal.kind === 'key' ? undefined : principal.userId,
-            },
-        child: { name: childName, birth_date: birthDate },
-        policyName: `${childName}'s Protection Policy`,
-        rules: generated.rules,
-        now,
-      });
-      await announce(rows);
+          child: { name: childName, birth_date: birthDate },
+          policyName: `${childName}'s Protection Policy`,
+          rules: generated.rules,
+          now,
+        },
+        (trx, written) =>
+          deps.writes.within(trx, async (change) => {
+            change.emit(written.family.id, eventsOf(written));
+          }),
+      );
+      if (rows.wrote.policy !== 'none') {
+        // A new active policy may outrank the one in force; a repair raised the version.
+        await deps.policyChanges.child(rows.child.id);
+      }
 
       return {
         family: { id: rows.family.id, name: rows.family.name },

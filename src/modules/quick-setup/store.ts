@@ -5,7 +5,7 @@
 // finds before it creates, under a lock: an identical call repairs whatever a crashed earlier
 // call left half-made.
 import { randomUUID } from 'node:crypto';
-import { type Insertable, type RawBuilder, sql } from 'kysely';
+import { type Insertable, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { registerPrepared } from '../../db/prepared-statements.js';
 import type { Database } from '../../db/schema.js';
@@ -278,6 +278,7 @@ async function writeIntoFamily(
   db: Db,
   input: QuickSetupWrite,
   family: FamilyRow,
+  implied: ImpliedWrites,
 ): Promise<QuickSetupRows> {
   return db.transaction().execute(async (trx) => {
     // Identical calls queue here, so they find each other's child instead of making two. The
@@ -324,12 +325,26 @@ async function writeIntoFamily(
           : ('none' as const),
     };
     const rules = [...present, ...inserted].sort(byCategory);
-    return { family, child, policy, rules, wrote };
+    const rows = { family, child, policy, rules, wrote };
+    await implied(trx, rows);
+    return rows;
   });
 }
 
-export async function writeQuickSetup(db: Db, input: QuickSetupWrite): Promise<QuickSetupRows> {
+/** What the rows written imply (their events), written in their transaction. */
+export type ImpliedWrites = (trx: Transaction<Database>, rows: QuickSetupRows) => Promise<void>;
+
+/**
+ * `implied` runs inside the transaction of a write into an existing family. A new family's
+ * write is one statement and implies nothing more: its events reach no webhook and no
+ * connection, since the family has none yet.
+ */
+export async function writeQuickSetup(
+  db: Db,
+  input: QuickSetupWrite,
+  implied: ImpliedWrites,
+): Promise<QuickSetupRows> {
   return 'create' in input.family
     ? writeNewFamily(db, input, input.family.create)
-    : writeIntoFamily(db, input, input.family.existing);
+    : writeIntoFamily(db, input, input.family.existing, implied);
 }

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import { afterCommit } from '../../db/request-transaction.js';
 import type { Database } from '../../db/schema.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
@@ -67,10 +68,38 @@ export function createDeliveryQueue(deps: {
     return row;
   }
 
+  /**
+   * A new message to each webhook, attempt 1 of each, in the caller's transaction (the
+   * change the message tells of). Workers hear of the jobs when it commits (the queue's
+   * notification trigger).
+   */
+  async function queueMessagesIn(
+    trx: Transaction<Database>,
+    webhooks: readonly Pick<WebhookRow, 'id'>[],
+    event: string,
+    body: string,
+  ): Promise<DeliveryRow[]> {
+    const queued: DeliveryRow[] = [];
+    for (const webhook of webhooks) {
+      queued.push(
+        await queueAttempt(trx, {
+          webhook_id: webhook.id,
+          message_id: newMessageId(),
+          event,
+          payload: body,
+          attempt: 1,
+        }),
+      );
+    }
+    return queued;
+  }
+
   return {
     queueAttempt,
 
-    /** A new message to each webhook: attempt 1 of each, in one transaction. */
+    queueMessagesIn,
+
+    /** The same in a transaction of its own (a message no change causes: the test event). */
     async queueMessages(
       webhooks: readonly Pick<WebhookRow, 'id'>[],
       event: string,
@@ -79,22 +108,10 @@ export function createDeliveryQueue(deps: {
       if (webhooks.length === 0) {
         return [];
       }
-      const rows = await db.transaction().execute(async (trx) => {
-        const queued: DeliveryRow[] = [];
-        for (const webhook of webhooks) {
-          queued.push(
-            await queueAttempt(trx, {
-              webhook_id: webhook.id,
-              message_id: newMessageId(),
-              event,
-              payload: body,
-              attempt: 1,
-            }),
-          );
-        }
-        return queued;
-      });
-      jobs.wake(QUEUES.webhookDelivery);
+      const rows = await db
+        .transaction()
+        .execute((trx) => queueMessagesIn(trx, webhooks, event, body));
+      afterCommit(() => jobs.wake(QUEUES.webhookDelivery));
       return rows;
     },
 
@@ -113,7 +130,7 @@ export function createDeliveryQueue(deps: {
           attempt: (await lastAttemptOf(trx, of.webhook_id, of.message_id)) + 1,
         });
       });
-      jobs.wake(QUEUES.webhookDelivery);
+      afterCommit(() => jobs.wake(QUEUES.webhookDelivery));
       return row;
     },
   };

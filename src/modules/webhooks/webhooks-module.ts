@@ -59,7 +59,7 @@ export function createWebhooks(deps: {
       retryDelaysSeconds: tuning.retryDelaysSeconds ?? RETRY_DELAYS_SECONDS,
     }),
   );
-  deps.events.subscribe('webhooks', webhookFanOut({ db, queue }));
+  deps.events.subscribe('webhooks', webhookFanOut({ queue }));
   return createWebhooksService({
     db,
     clock,
