@@ -5,20 +5,11 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, newDataDir } from './database.js';
-import { killHard, runScript, startServer, waitForLine } from './server-process.js';
+import { killHard, runScript, sandboxCaller, startServer, waitForLine } from './server-process.js';
 import { eventually } from './tcp-proxy.js';
 
 const PROCESS_TIMEOUT_MS = 180_000;
-const SESSION = { 'x-sandbox-session': 'job-durability', 'content-type': 'application/json' };
-
-async function call(url: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: SESSION,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const call = sandboxCaller('job-durability');
 
 /** Quick setup, one platform connected, one enforcement queued: the job's id. */
 async function queueEnforcement(url: string): Promise<string> {

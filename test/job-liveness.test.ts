@@ -9,23 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/connect.js';
 import { isInstanceAliveSql } from '../src/jobs/liveness.js';
 import { createTestDatabase, newDataDir } from './database.js';
-import { killHard, runScript, startServer, waitForLine } from './server-process.js';
+import { killHard, runScript, sandboxCaller, startServer, waitForLine } from './server-process.js';
 import { eventually } from './tcp-proxy.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
 const PROCESS_TIMEOUT_MS = 180_000;
 /** The requirement: a dead process's job is taken up again within a minute of its death. */
 const PICK_UP_MS = 60_000;
-const SESSION = { 'x-sandbox-session': 'job-liveness', 'content-type': 'application/json' };
-
-async function call(url: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: SESSION,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const call = sandboxCaller('job-liveness');
 
 /** A family with a webhook to the receiver, and a test message sent to it: the webhook id. */
 async function sendTestMessage(url: string, receiverUrl: string): Promise<string> {

@@ -808,33 +808,24 @@ describe.skipIf(!shared)(
           )
           .toEqual([]);
 
-        // 1. Nothing acknowledged lost. 2. Nothing twice.
-        expect.soft(report.lost, 'acknowledged writes lost').toEqual(NONE);
-        expect.soft(report.duplicated, 'writes that landed twice').toEqual(NONE);
-        // 3. Every job finished, announced by one enforcement.* message (of its status).
-        expect.soft(report.unfinishedJobs, 'enforcement jobs not finished').toEqual(NONE);
-        expect
-          .soft(report.jobEventMissing, 'finished jobs with no enforcement.* message')
-          .toEqual(NONE);
-        expect
-          .soft(report.jobEventRepeated, 'jobs announced under several webhook-ids')
-          .toEqual(NONE);
-        expect
-          .soft(report.jobEventWrongType, 'jobs announced as other than their status')
-          .toEqual(NONE);
-        // 4. Each committed change's event under exactly one webhook-id, signed.
-        expect
-          .soft(report.changeEventMissing, 'committed changes whose event never arrived')
-          .toEqual(NONE);
-        expect
-          .soft(report.changeEventRepeated, 'changes announced under several webhook-ids')
-          .toEqual(NONE);
-        expect
-          .soft(report.badSignature, 'deliveries failing Standard Webhooks verification')
-          .toEqual(NONE);
-        expect
-          .soft(report.changedOnRedelivery, 'webhook-ids redelivered with another body')
-          .toEqual(NONE);
+        // 1. Nothing acknowledged lost. 2. Nothing twice. 3. Every job finished, announced by
+        // one enforcement.* message (of its status). 4. Each committed change's event under
+        // exactly one webhook-id, signed.
+        const guarantees: Array<[keyof typeof report, string]> = [
+          ['lost', 'acknowledged writes lost'],
+          ['duplicated', 'writes that landed twice'],
+          ['unfinishedJobs', 'enforcement jobs not finished'],
+          ['jobEventMissing', 'finished jobs with no enforcement.* message'],
+          ['jobEventRepeated', 'jobs announced under several webhook-ids'],
+          ['jobEventWrongType', 'jobs announced as other than their status'],
+          ['changeEventMissing', 'committed changes whose event never arrived'],
+          ['changeEventRepeated', 'changes announced under several webhook-ids'],
+          ['badSignature', 'deliveries failing Standard Webhooks verification'],
+          ['changedOnRedelivery', 'webhook-ids redelivered with another body'],
+        ];
+        for (const [finding, what] of guarantees) {
+          expect.soft(report[finding], what).toEqual(NONE);
+        }
         // 5. One bucket across the instances.
         expect
           .soft(

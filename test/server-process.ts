@@ -63,3 +63,16 @@ export async function killHard(running: RunningScript): Promise<void> {
   running.child.kill('SIGKILL');
   await running.exited;
 }
+
+/** JSON calls to a server process as one sandbox session (no credential). */
+export function sandboxCaller(session: string) {
+  const headers = { 'x-sandbox-session': session, 'content-type': 'application/json' };
+  return async (url: string, method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+}

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../test/app.js';
 import { createTestDatabase } from '../../test/database.js';
+import { injectFailure } from '../../test/injected-failure.js';
 import type { Db } from '../db/connect.js';
 import { ConflictError } from './errors.js';
 import { IN_FLIGHT_LEASE_MS, RECEIPT_TTL_MS } from './idempotency.js';
@@ -261,23 +262,18 @@ describe('Idempotency-Key', () => {
   it('commits a write with its answer: a crash between them leaves neither, and the retry writes once', async () => {
     // The step after the write (recording its answer) fails, as a process killed there would
     // never take it. Injected in the database, where the answer is written.
-    const db = t.database.handle.db;
-    await sql`
-      create function probe_crash_on_answer() returns trigger language plpgsql as $$
-      begin
-        raise exception 'injected crash before the answer is recorded';
-      end $$`.execute(db);
-    await sql`
-      create trigger probe_crash_on_answer before update on idempotency_keys for each row
-      when (new.key = 'key-12' and new.state = 'completed')
-      execute function probe_crash_on_answer()`.execute(db);
+    const restore = await injectFailure(t.database.handle.db, {
+      name: 'probe_crash_on_answer',
+      on: 'update',
+      table: 'idempotency_keys',
+      when: "new.key = 'key-12' and new.state = 'completed'",
+    });
     try {
       const crashed = await create('key-12', 'alpha');
       expect(crashed.statusCode).toBe(500);
       expect(await count()).toBe(0);
     } finally {
-      await sql`drop trigger probe_crash_on_answer on idempotency_keys`.execute(db);
-      await sql`drop function probe_crash_on_answer`.execute(db);
+      await restore();
     }
     const retried = await create('key-12', 'alpha');
     expect(retried.statusCode).toBe(201);

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { TestClock } from '../../../test/clock.js';
+import { injectFailure } from '../../../test/injected-failure.js';
 import { eventually } from '../../../test/tcp-proxy.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 
@@ -23,22 +24,14 @@ describe('events commit with their change', () => {
     return { status: res.statusCode, body: res.statusCode === 204 ? undefined : res.json() };
   }
 
-  /** Makes storing a webhook message of `eventPattern` (SQL LIKE) fail until removed. */
-  async function failStoringMessages(eventPattern: string): Promise<() => Promise<void>> {
-    const db = t.database.handle.db;
-    await sql`
-      create or replace function probe_fail_messages() returns trigger language plpgsql as $$
-      begin
-        raise exception 'injected crash before the event is stored';
-      end $$`.execute(db);
-    await sql`
-      create trigger probe_fail_messages before insert on webhook_deliveries for each row
-      when (new.event like ${sql.lit(eventPattern)})
-      execute function probe_fail_messages()`.execute(db);
-    return async () => {
-      await sql`drop trigger probe_fail_messages on webhook_deliveries`.execute(db);
-    };
-  }
+  /** Makes storing a webhook message of `eventPattern` (SQL LIKE) fail until undone. */
+  const failStoringMessages = (name: string, eventPattern: string) =>
+    injectFailure(t.database.handle.db, {
+      name,
+      on: 'insert',
+      table: 'webhook_deliveries',
+      when: `new.event like '${eventPattern}'`,
+    });
 
   const messagesOf = (type: string) =>
     receiver.received
@@ -78,7 +71,7 @@ describe('events commit with their change', () => {
   });
 
   it('an API write whose event cannot be stored is not committed; once it can, one event', async () => {
-    const restore = await failStoringMessages('child.created');
+    const restore = await failStoringMessages('probe_fail_child_messages', 'child.created');
     try {
       const failed = await call('POST', `/api/v1/families/${familyId}/children`, {
         name: 'Never',
@@ -104,7 +97,7 @@ describe('events commit with their change', () => {
 
   it('a job whose event cannot be stored does not finish; it is run again and has its event once', async () => {
     const db = t.database.handle.db;
-    const restore = await failStoringMessages('enforcement.%');
+    const restore = await failStoringMessages('probe_fail_job_messages', 'enforcement.%');
     let jobId: string;
     try {
       const queued = await call('POST', `/api/v1/children/${childId}/enforce`, {});

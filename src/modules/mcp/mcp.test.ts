@@ -7,10 +7,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { newSession, type Session } from '../../../test/identity.js';
+import { injectFailure } from '../../../test/injected-failure.js';
 import { DEMO_CHILDREN, DEMO_FAMILY_ID } from '../demo/demo-family.js';
 
 const CONTRACT_TOOLS = [
@@ -336,16 +336,12 @@ describe('the MCP server at POST /mcp', () => {
   it('writes once through a tool retried with its idempotency_key after a crash before the answer', async () => {
     // The step after the write (recording the answer) fails, as a process killed there would
     // never take it: the tool call writes nothing, and its retry writes once.
-    const db = t.database.handle.db;
-    await sql`
-      create function probe_crash_on_mcp_answer() returns trigger language plpgsql as $$
-      begin
-        raise exception 'injected crash before the answer is recorded';
-      end $$`.execute(db);
-    await sql`
-      create trigger probe_crash_on_mcp_answer before update on idempotency_keys for each row
-      when (new.key = 'dara-once' and new.state = 'completed')
-      execute function probe_crash_on_mcp_answer()`.execute(db);
+    const restore = await injectFailure(t.database.handle.db, {
+      name: 'probe_crash_on_mcp_answer',
+      on: 'update',
+      table: 'idempotency_keys',
+      when: "new.key = 'dara-once' and new.state = 'completed'",
+    });
     // A user of its own: the calls here must not spend the shared user's rate limit.
     const erin = await newSession(t.app);
     const client = await connect((await mint(erin, (await family(erin, 'Em')).family.id)).plain);
@@ -358,8 +354,7 @@ describe('the MCP server at POST /mcp', () => {
       expect((await call(client, 'create_child', args)).isError).toBe(true);
       expect(await named()).toBe(0);
     } finally {
-      await sql`drop trigger probe_crash_on_mcp_answer on idempotency_keys`.execute(db);
-      await sql`drop function probe_crash_on_mcp_answer`.execute(db);
+      await restore();
     }
     const created = ok(await call(client, 'create_child', args));
     expect(ok(await call(client, 'create_child', args)).id).toBe(created.id);
