@@ -83,7 +83,12 @@ function runEffect(effect: () => unknown): void {
   }
 }
 
-type Frame = 'outer' | string;
+/** A transaction opened through Kysely inside the request's: the outer one, or a savepoint. */
+interface Frame {
+  savepoint: string | undefined;
+  /** Lets the next transaction of the request begin (see `turn`). */
+  done: () => void;
+}
 
 /** One wrapper per driver connection, so Kysely's statement log patches it once. */
 class ScopedConnection implements DatabaseConnection {
@@ -91,6 +96,12 @@ class ScopedConnection implements DatabaseConnection {
   scope: RequestTransaction | undefined;
   /** Savepoints (and the outer transaction) opened through Kysely, innermost last. */
   readonly frames: Frame[] = [];
+  /**
+   * Kysely never nests its transactions, so two open at once in one request are two branches
+   * of it running side by side (Promise.all): they take turns, or each would end the other's
+   * savepoint.
+   */
+  turn: Promise<void> = Promise.resolve();
 
   constructor(readonly inner: DatabaseConnection) {}
 
@@ -233,7 +244,9 @@ export class RequestTransaction {
     this.users = 0;
     if (connection) {
       connection.scope = undefined;
-      connection.frames.length = 0;
+      for (const frame of connection.frames.splice(0)) {
+        frame.done();
+      }
       await this.driver.releaseOwn(connection);
     }
   }
@@ -305,14 +318,25 @@ export class RequestScopedDriver implements Driver {
     if (!scope) {
       return this.inner.beginTransaction(wrapper, settings);
     }
-    if (!scope.begun) {
-      await scope.begin(settings);
-      wrapper.frames.push('outer');
-      return;
+    const previous = wrapper.turn;
+    let done: () => void = () => {};
+    wrapper.turn = new Promise((resolve) => {
+      done = resolve;
+    });
+    await previous;
+    try {
+      if (!scope.begun) {
+        await scope.begin(settings);
+        wrapper.frames.push({ savepoint: undefined, done });
+        return;
+      }
+      const savepoint = scope.nextSavepoint();
+      await wrapper.executeQuery(CompiledQuery.raw(`savepoint ${savepoint}`));
+      wrapper.frames.push({ savepoint, done });
+    } catch (error) {
+      done();
+      throw error;
     }
-    const name = scope.nextSavepoint();
-    await wrapper.executeQuery(CompiledQuery.raw(`savepoint ${name}`));
-    wrapper.frames.push(name);
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -321,10 +345,14 @@ export class RequestScopedDriver implements Driver {
       return this.inner.commitTransaction(wrapper);
     }
     const frame = wrapper.frames.pop();
-    if (frame !== undefined && frame !== 'outer') {
-      await wrapper.executeQuery(CompiledQuery.raw(`release savepoint ${frame}`));
+    try {
+      if (frame?.savepoint !== undefined) {
+        await wrapper.executeQuery(CompiledQuery.raw(`release savepoint ${frame.savepoint}`));
+      }
+      // The outer frame commits with the request's answer (RequestTransaction.end).
+    } finally {
+      frame?.done();
     }
-    // The outer frame commits with the request's answer (RequestTransaction.end).
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
@@ -334,13 +362,17 @@ export class RequestScopedDriver implements Driver {
       return this.inner.rollbackTransaction(wrapper);
     }
     const frame = wrapper.frames.pop();
-    if (frame === undefined || frame === 'outer') {
-      await wrapper.executeQuery(CompiledQuery.raw('rollback'));
-      scope.abandoned();
-      return;
+    try {
+      if (frame?.savepoint === undefined) {
+        await wrapper.executeQuery(CompiledQuery.raw('rollback'));
+        scope.abandoned();
+        return;
+      }
+      await wrapper.executeQuery(CompiledQuery.raw(`rollback to savepoint ${frame.savepoint}`));
+      await wrapper.executeQuery(CompiledQuery.raw(`release savepoint ${frame.savepoint}`));
+    } finally {
+      frame?.done();
     }
-    await wrapper.executeQuery(CompiledQuery.raw(`rollback to savepoint ${frame}`));
-    await wrapper.executeQuery(CompiledQuery.raw(`release savepoint ${frame}`));
   }
 
   destroy(): Promise<void> {
