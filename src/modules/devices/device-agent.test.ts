@@ -75,6 +75,7 @@ describe('device agent routes (CONTRACT.md §8)', () => {
     expect(Object.keys(compiled).sort()).toEqual([
       'child_id',
       'generated_at',
+      'monitoring_notice',
       'policy_id',
       'rules',
       'version',
@@ -121,6 +122,57 @@ describe('device agent routes (CONTRACT.md §8)', () => {
 
     expect((await agent.ack(key, { version: v2 })).json()).toEqual({ acknowledged_version: v2 });
     expect((await listDevices()).find((d) => d.id === device.id)?.acknowledged_version).toBe(v2);
+  });
+
+  it('monitoring notice (CONTRACT.md §11.5): the enabled rules that watch the child, sorted', async () => {
+    const own = await quickSetup(t, parent, 'Noor');
+    const { device_key: key } = await registerDevice(t, parent, own.childId);
+    const put = async (category: string, enabled: boolean, config?: object) => {
+      const entry = RULE_REGISTRY.find((r) => r.category === category);
+      const res = await t.app.inject({
+        method: 'PUT',
+        url: `/api/v1/policies/${own.policyId}/rules/${category}`,
+        headers: parent,
+        payload: { enabled, config: config ?? entry?.default_config },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    // The quick setup turns monitoring_activity on, and no other rule that watches the child.
+    const first = await agent.policy(key);
+    expect(first.statusCode).toBe(200);
+    const body = first.json();
+    expect(body.monitoring_notice).toEqual({ required: true, categories: ['monitoring_activity'] });
+    // Last key of the body, after the rules.
+    expect(
+      first.body.endsWith(`,"monitoring_notice":${JSON.stringify(body.monitoring_notice)}}`),
+    ).toBe(true);
+
+    // Disabled: nothing watches the child. The change raises the version (new ETag) as before.
+    await put('monitoring_activity', false);
+    const off = await agent.policy(key, { 'if-none-match': first.headers.etag as string });
+    expect(off.statusCode).toBe(200);
+    expect(off.json().version).toBe(body.version + 1);
+    expect(off.json().monitoring_notice).toEqual({ required: false, categories: [] });
+
+    // Several at once come sorted; a non-monitoring rule (geolocation_opt_in) never counts.
+    await put('privacy_location', true);
+    await put('monitoring_alerts', true);
+    await put('monitoring_activity', true);
+    const several = (await agent.policy(key)).json();
+    expect(several.monitoring_notice).toEqual({
+      required: true,
+      categories: ['monitoring_activity', 'monitoring_alerts', 'privacy_location'],
+    });
+
+    // An enabled rule whose config switches its watching off does not count either.
+    await put('privacy_location', true, { share_with: 'none', precise: false });
+    await put('monitoring_alerts', false);
+    await put('monitoring_activity', true, { enabled: false });
+    const switchedOff = (await agent.policy(key)).json();
+    expect(switchedOff.rules.map((r: { category: string }) => r.category)).toContain(
+      'monitoring_activity',
+    );
+    expect(switchedOff.monitoring_notice).toEqual({ required: false, categories: [] });
   });
 
   it('no active policy: 404 policy not found', async () => {

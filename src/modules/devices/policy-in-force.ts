@@ -16,6 +16,7 @@ import type { Clock } from '../../clock.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import type { ActivePolicySnapshot } from '../policies/store.js';
 import { findRuleCategory } from '../rules/registry.js';
+import { monitoringNotice } from './monitoring-notice.js';
 
 const MAX_CHILDREN = 10_000;
 /** Characters of compiled bodies kept (a 20-rule body is ~2 KB): tens of MB at most. */
@@ -41,8 +42,9 @@ interface VersionEntry extends PolicyVersion {
 
 /**
  * The body CONTRACT.md §8 gives a device: enabled rules only, and never an engagement
- * category (those are for platforms, which take them through the signed OCSS path). Keys in
- * the order of the CompiledPolicy schema.
+ * category (those are for platforms, which take them through the signed OCSS path), and the
+ * §11.5 monitoring notice of those rules, computed here once per version. Keys in the order of
+ * the CompiledPolicy schema.
  */
 export function compileBody(snapshot: ActivePolicySnapshot): CompiledBody {
   const { policy } = snapshot;
@@ -53,7 +55,7 @@ export function compileBody(snapshot: ActivePolicySnapshot): CompiledBody {
     id: policy.id,
     version: policy.version,
     head: `{"child_id":${JSON.stringify(policy.child_id)},"policy_id":${JSON.stringify(policy.id)},"version":${policy.version},"generated_at":"`,
-    tail: `","rules":${JSON.stringify(rules)}}`,
+    tail: `","rules":${JSON.stringify(rules)},"monitoring_notice":${JSON.stringify(monitoringNotice(rules))}}`,
   };
 }
 

@@ -92,6 +92,35 @@ describe('device poll answered ahead of the router', () => {
     expect(t.rawLogs.some((raw) => raw.includes('since_version'))).toBe(false);
   });
 
+  it('sends the route’s monitoring notice from memory (CONTRACT.md §11.5), byte for byte', async () => {
+    const { device_key: key } = await registerDevice(t, parent, setup.childId);
+    /** The route's 200 (app.inject never takes the fast path), then the fast path's. */
+    const bothPaths = async () => {
+      const routed = await t.app.inject({ url: POLICY, headers: { 'x-device-key': key } });
+      expect(routed.statusCode).toBe(200);
+      const lines = routeLines();
+      const fast = await poll(key);
+      expect(fast.status).toBe(200);
+      const fastBody = await fast.text();
+      // Same bytes (the test clock stands still). The route just read key, version and body,
+      // so this answer is the fast path's from memory (as in the first test), one access line.
+      expect(fastBody).toBe(routed.body);
+      expect(routeLines()).toBe(lines + 1);
+      return JSON.parse(fastBody).monitoring_notice;
+    };
+    expect(await bothPaths()).toEqual({ required: true, categories: ['monitoring_activity'] });
+
+    const activity = RULE_REGISTRY.find((rule) => rule.category === 'monitoring_activity');
+    const disabled = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/policies/${setup.policyId}/rules/monitoring_activity`,
+      headers: parent,
+      payload: { enabled: false, config: activity?.default_config },
+    });
+    expect(disabled.statusCode, disabled.body).toBe(200);
+    expect(await bothPaths()).toEqual({ required: false, categories: [] });
+  });
+
   it('leaves a changed policy, a revoked key, a bad query and a full bucket to the route', async () => {
     const { device_key: key, device } = await registerDevice(t, parent, setup.childId);
     const first = await poll(key);

@@ -67,6 +67,18 @@ export const CompiledPolicy = Type.Object(
       Type.Object({ category: Type.String(), config: JsonObject('the rule’s configuration') }),
       { description: 'enabled rules only; engagement categories are never included' },
     ),
+    monitoring_notice: Type.Object(
+      {
+        required: Type.Boolean({
+          description:
+            'true when an enabled rule watches the child: show the child it is monitored',
+        }),
+        categories: Type.Array(Type.String(), {
+          description: 'the categories of those rules, sorted; empty when `required` is false',
+        }),
+      },
+      { description: 'CONTRACT.md §11.5: whether the agent must tell the child it is monitored' },
+    ),
   },
   { $id: 'CompiledPolicy' },
 );

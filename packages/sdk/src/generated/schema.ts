@@ -2710,6 +2710,13 @@ export interface operations {
                         child_id: string;
                         /** Format: date-time */
                         generated_at: string;
+                        /** @description CONTRACT.md §11.5: whether the agent must tell the child it is monitored */
+                        monitoring_notice: {
+                            /** @description the categories of those rules, sorted; empty when `required` is false */
+                            categories: string[];
+                            /** @description true when an enabled rule watches the child: show the child it is monitored */
+                            required: boolean;
+                        };
                         /** Format: uuid */
                         policy_id: string;
                         /** @description enabled rules only; engagement categories are never included */
