@@ -20,6 +20,11 @@ const Child = Type.Object(
     avatar_url: Type.Union([Type.String(), Type.Null()], { description: 'profile image' }),
     age: Type.Integer({ description: 'whole years today (UTC)' }),
     age_group: Type.Enum(['toddler', 'child', 'preteen', 'teen', 'young_adult']),
+    next_age_change_on: Type.String({
+      format: 'date',
+      description:
+        'YYYY-MM-DD (UTC): the next birthday, when `age` changes (a 29 February birthday counts on 1 March in other years)',
+    }),
     created_at: DateTime(),
     updated_at: DateTime(),
   },

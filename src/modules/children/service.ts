@@ -7,7 +7,7 @@ import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError } from '../../http/errors.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
-import { ageOn, bandForAge } from '../policies/age-bands.js';
+import { ageOn, bandForAge, nextAgeChangeOn } from '../policies/age-bands.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import { birthDateTime, parseBirthDate } from './birth-date.js';
 import {
@@ -77,6 +77,7 @@ export function createChildrenService(deps: {
       updated_at: child.updated_at,
       age,
       age_group: bandForAge(Math.max(0, age)).group,
+      next_age_change_on: nextAgeChangeOn(child.birth_date, now),
     };
   }
 

@@ -130,6 +130,8 @@ describe('family management', () => {
       birth_date: '2015-06-16T00:00:00.000Z',
       age: 10,
       age_group: 'preteen',
+      // Tomorrow the age changes (the family's clock: 2026-06-15).
+      next_age_change_on: '2026-06-16',
       avatar_url: null,
     });
     const cases: Array<[object, number, string]> = [
@@ -176,7 +178,12 @@ describe('family management', () => {
     expect((await as(stranger, 'GET', `/families/${familyId}/children`)).statusCode).toBe(403);
 
     const patched = await as(owner, 'PATCH', `/children/${child.id}`, { birth_date: '2012-01-01' });
-    expect(patched.json()).toMatchObject({ age: 14, age_group: 'teen', name: 'Ada' });
+    expect(patched.json()).toMatchObject({
+      age: 14,
+      age_group: 'teen',
+      name: 'Ada',
+      next_age_change_on: '2027-01-01',
+    });
     const ratings = await as(guardian, 'GET', `/children/${child.id}/age-ratings`);
     expect(ratings.json()).toEqual({
       age: 14,

@@ -87,3 +87,27 @@ export function ageOn(birthDate: string, now: Date): number {
   }
   return age;
 }
+
+/** Whether `year` has a 29 February. */
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+/** 'YYYY-MM-DD' of a month and day in `year` (a 29 February birthday is 1 March otherwise). */
+function birthdayIn(year: number, month: number, day: number): string {
+  const [m, d] = month === 2 && day === 29 && !isLeapYear(year) ? [3, 1] : [month, day];
+  return `${String(year).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+}
+
+/**
+ * The day (UTC) the age `ageOn` gives next changes: the next birthday after `now`'s day, a
+ * 29 February birthday counting on 1 March in other years (as `ageOn` counts it).
+ */
+export function nextAgeChangeOn(birthDate: string, now: Date): string {
+  const month = Number(birthDate.slice(5, 7));
+  const day = Number(birthDate.slice(8, 10));
+  const today = now.toISOString().slice(0, 10);
+  const year = now.getUTCFullYear();
+  const thisYear = birthdayIn(year, month, day);
+  return thisYear > today ? thisYear : birthdayIn(year + 1, month, day);
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { QUICK_SETUP_CATEGORIES } from '../../../test/quick-setup-categories.js';
-import { ageOn, bandForAge } from './age-bands.js';
+import { ageOn, bandForAge, nextAgeChangeOn } from './age-bands.js';
 import { rulesForAge } from './age-rules.js';
 
 const config = (age: number, category: string, strictness?: 'relaxed' | 'recommended' | 'strict') =>
@@ -16,6 +16,27 @@ describe('age', () => {
     // Born on 29 February: the birthday counts from 1 March in common years.
     expect(ageOn('2012-02-29', new Date('2026-02-28T23:59:59Z'))).toBe(13);
     expect(ageOn('2012-02-29', new Date('2026-03-01T00:00:00Z'))).toBe(14);
+  });
+
+  it('names the day the age next changes: the next birthday, 29 February on 1 March in common years', () => {
+    const at = (iso: string) => new Date(iso);
+    expect(nextAgeChangeOn('2016-06-15', at('2026-06-14T23:59:59Z'))).toBe('2026-06-15');
+    // On the birthday itself the age has just changed: the next change is a year away.
+    expect(nextAgeChangeOn('2016-06-15', at('2026-06-15T00:00:00Z'))).toBe('2027-06-15');
+    expect(nextAgeChangeOn('2016-01-01', at('2026-12-31T12:00:00Z'))).toBe('2027-01-01');
+    expect(nextAgeChangeOn('2012-02-29', at('2026-02-10T00:00:00Z'))).toBe('2026-03-01');
+    expect(nextAgeChangeOn('2012-02-29', at('2027-03-01T00:00:00Z'))).toBe('2028-02-29');
+    expect(nextAgeChangeOn('2012-02-29', at('2028-02-29T00:00:00Z'))).toBe('2029-03-01');
+    // Where it says the age changes, ageOn agrees, and not the day before.
+    for (const [birth, now] of [
+      ['2012-02-29', '2026-02-10T00:00:00Z'],
+      ['2016-06-15', '2026-06-14T10:00:00Z'],
+      ['2010-12-31', '2026-01-05T10:00:00Z'],
+    ] as const) {
+      const next = nextAgeChangeOn(birth, at(now));
+      const dayBefore = new Date(Date.parse(`${next}T00:00:00Z`) - 1);
+      expect(ageOn(birth, at(`${next}T00:00:00Z`))).toBe(ageOn(birth, dayBefore) + 1);
+    }
   });
 
   it('maps ages to the five bands', () => {
