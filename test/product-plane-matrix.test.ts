@@ -68,10 +68,20 @@ const POLICY = [
   'status',
   'priority',
   'version',
+  'strictness',
   'created_at',
   'updated_at',
 ];
-const RULE = ['id', 'policy_id', 'category', 'enabled', 'config', 'created_at', 'updated_at'];
+const RULE = [
+  'id',
+  'policy_id',
+  'category',
+  'enabled',
+  'config',
+  'origin',
+  'created_at',
+  'updated_at',
+];
 const CHILD = ['id', 'family_id', 'name', 'birth_date', 'created_at', 'updated_at'];
 const FAMILY = ['id', 'name', 'created_at', 'updated_at'];
 const MEMBER = ['id', 'family_id', 'user_id', 'role', 'joined_at'];

@@ -40,7 +40,8 @@ export async function seedDemoFamily(db: Db, clock: Clock): Promise<void> {
         family: { existing: family },
         child,
         policyName: `${child.name}'s Protection Policy`,
-        rules: rulesForAge(age).rules,
+        rules: rulesForAge(age, 'recommended').rules,
+        strictness: 'recommended',
         now: DEMO_CREATED_AT,
       },
       // The seed announces nothing: the demo family has no webhooks and no connections.

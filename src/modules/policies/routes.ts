@@ -15,6 +15,20 @@ const RuleConfig = Type.Unsafe<Record<string, unknown>>({
   description: 'per the category schema (GET /rules/categories)',
 });
 
+const StrictnessEnum = Type.Enum(['relaxed', 'recommended', 'strict']);
+
+/** The policy's strictness (CONTRACT.md §11.1), shown on every Policy. */
+export const PolicyStrictness = Type.Union([StrictnessEnum, Type.Null()], {
+  description:
+    'the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated',
+});
+
+/** Who wrote a rule (CONTRACT.md §11.1), shown on every Rule. */
+export const RuleOrigin = Type.Enum(['age', 'custom'], {
+  description:
+    '`age`: written by generation from the child’s age (quick setup, generate-from-age), and kept following the age; `custom`: written by a person or a key',
+});
+
 const Policy = Type.Object(
   {
     id: Uuid(),
@@ -25,6 +39,7 @@ const Policy = Type.Object(
     version: Type.Integer({
       description: 'rises by one on every change of the policy or its rules',
     }),
+    strictness: PolicyStrictness,
     created_at: DateTime(),
     updated_at: DateTime(),
   },
@@ -38,6 +53,7 @@ const Rule = Type.Object(
     category: Type.String(),
     enabled: Type.Boolean(),
     config: RuleConfig,
+    origin: RuleOrigin,
     created_at: DateTime(),
     updated_at: DateTime(),
   },
@@ -170,9 +186,7 @@ export function policyRoutes(policies: PoliciesService): FastifyPluginAsyncTypeb
           ...route('generatePolicyRulesFromAge', 'Write the 20 age-appropriate rules (one change)'),
           params: PolicyParams,
           body: Type.Union([
-            Type.Object({
-              strictness: Type.Optional(Type.Enum(['relaxed', 'recommended', 'strict'])),
-            }),
+            Type.Object({ strictness: Type.Optional(StrictnessEnum) }),
             Type.Null(),
           ]),
           response: { 200: Type.Array(Rule) },

@@ -31,6 +31,7 @@ import {
 } from './store.js';
 
 const POLICY_NOT_FOUND = 'policy not found';
+const CUSTOM = { by: 'custom' } as const;
 
 /** The Policy resource, JSON-ready: what policy.* events carry (automatic enforcement reads it). */
 export function policyEventData(policy: PolicyRow) {
@@ -41,6 +42,7 @@ export function policyEventData(policy: PolicyRow) {
     status: policy.status,
     priority: policy.priority,
     version: policy.version,
+    strictness: policy.strictness,
     created_at: policy.created_at.toISOString(),
     updated_at: policy.updated_at.toISOString(),
   };
@@ -99,14 +101,25 @@ export function createPoliciesService(deps: {
 
   /**
    * Writes rules and bumps the version once, in one transaction; answers every rule. One
-   * policy.updated commits with them.
+   * policy.updated commits with them. A person's or key's rules are `custom`; generated ones
+   * are `age` and set the policy's strictness.
    */
-  async function writeRules(current: PolicyRow, familyId: string, rules: RuleWrite[]) {
+  async function writeRules(
+    current: PolicyRow,
+    familyId: string,
+    rules: RuleWrite[],
+    origin: { by: 'custom' } | { by: 'age'; strictness: Strictness },
+  ) {
     const policyId = current.id;
     let written: Awaited<ReturnType<typeof listRules>> = [];
     await changePolicy(current.child_id, async (change) => {
-      await upsertRules(change.trx, policyId, rules, clock.now());
-      const policy = await bumpPolicy(change.trx, policyId, clock.now());
+      await upsertRules(change.trx, policyId, rules, origin.by, clock.now());
+      const policy = await bumpPolicy(
+        change.trx,
+        policyId,
+        clock.now(),
+        origin.by === 'age' ? { strictness: origin.strictness } : {},
+      );
       emit(change, 'policy.updated', familyId, policy);
       written = await listRules(change.trx, policyId);
       return policy;
@@ -153,6 +166,7 @@ export function createPoliciesService(deps: {
         status: 'draft',
         priority: input.priority ?? 0,
         version: 1,
+        strictness: null,
         created_at: now,
         updated_at: now,
       };
@@ -224,7 +238,7 @@ export function createPoliciesService(deps: {
     async putRule(principal: Principal, policyId: string, rule: RuleWrite) {
       const { policy, familyId } = await requirePolicyIn(principal, policyId, 'write');
       checkRule(rule);
-      const rules = await writeRules(policy, familyId, [rule]);
+      const rules = await writeRules(policy, familyId, [rule], CUSTOM);
       const written = rules.find((r) => r.category === rule.category);
       if (!written) {
         throw new Error('the rule written was not read back');
@@ -243,7 +257,7 @@ export function createPoliciesService(deps: {
         }
         seen.add(rule.category);
       });
-      return writeRules(policy, familyId, rules);
+      return writeRules(policy, familyId, rules, CUSTOM);
     },
 
     async deleteRule(principal: Principal, policyId: string, category: string): Promise<void> {
@@ -267,7 +281,10 @@ export function createPoliciesService(deps: {
       const { policy, familyId } = await requirePolicyIn(principal, policyId, 'write');
       const child = await deps.children.requireChild(principal, policy.child_id, 'read');
       const age = Math.max(0, ageOn(child.birth_date, clock.now()));
-      return writeRules(policy, familyId, rulesForAge(age, strictness).rules);
+      return writeRules(policy, familyId, rulesForAge(age, strictness).rules, {
+        by: 'age',
+        strictness,
+      });
     },
   };
 }

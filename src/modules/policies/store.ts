@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { childAnchor } from '../children/store.js';
 import { type FamilyTenant, familyFacts, NEWEST_FIRST, withRows } from '../families/store.js';
+import type { Strictness } from './age-rules.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -22,9 +23,14 @@ export interface PolicyTable {
   status: PolicyStatus;
   priority: number;
   version: number;
+  /** The strictness it was last generated from age with; null until first generated. */
+  strictness: Strictness | null;
   created_at: Date;
   updated_at: Date;
 }
+
+/** `age`: written by generation from age (quick setup, generate-from-age); `custom`: by a person or key. */
+export type RuleOrigin = 'age' | 'custom';
 
 export interface PolicyRuleTable {
   id: string;
@@ -32,6 +38,7 @@ export interface PolicyRuleTable {
   category: string;
   enabled: boolean;
   config: Record<string, unknown>;
+  origin: RuleOrigin;
   created_at: Date;
   updated_at: Date;
 }
@@ -142,7 +149,7 @@ export async function bumpPolicy(
   db: Db,
   policyId: string,
   now: Date,
-  changes: Partial<Pick<PolicyRow, 'name' | 'priority' | 'status'>> = {},
+  changes: Partial<Pick<PolicyRow, 'name' | 'priority' | 'status' | 'strictness'>> = {},
 ): Promise<PolicyRow> {
   return db
     .updateTable('policies')
@@ -165,10 +172,12 @@ export async function listRules(db: Db, policyId: string): Promise<PolicyRuleRow
     .execute();
 }
 
+/** Writes the rules, each marked `origin` (a rewritten rule takes the new origin). */
 export async function upsertRules(
   db: Db,
   policyId: string,
   rules: RuleWrite[],
+  origin: RuleOrigin,
   now: Date,
 ): Promise<PolicyRuleRow[]> {
   if (rules.length === 0) {
@@ -183,6 +192,7 @@ export async function upsertRules(
         category: rule.category,
         enabled: rule.enabled,
         config: rule.config,
+        origin,
         created_at: now,
         updated_at: now,
       })),
@@ -191,6 +201,7 @@ export async function upsertRules(
       conflict.columns(['policy_id', 'category']).doUpdateSet({
         enabled: (eb) => eb.ref('excluded.enabled'),
         config: (eb) => eb.ref('excluded.config'),
+        origin: (eb) => eb.ref('excluded.origin'),
         updated_at: (eb) => eb.ref('excluded.updated_at'),
       }),
     )

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { requirePrincipal } from '../../auth/principal.js';
 import type { ProductSurface } from '../../auth/product-surface.js';
 import { DateTime, Name, Uuid } from '../../http/common-schemas.js';
+import { PolicyStrictness, RuleOrigin } from '../policies/routes.js';
 import { MaxRatingsSchema } from '../ratings/routes.js';
 import type { QuickSetupService } from './service.js';
 
@@ -19,7 +20,12 @@ const QuickSetupResult = Type.Object(
   {
     family: Type.Object({ id: Uuid(), name: Type.String() }),
     child: Type.Object({ id: Uuid(), name: Type.String(), birth_date: DateTime() }),
-    policy: Type.Object({ id: Uuid(), name: Type.String(), status: Type.String() }),
+    policy: Type.Object({
+      id: Uuid(),
+      name: Type.String(),
+      status: Type.String(),
+      strictness: PolicyStrictness,
+    }),
     rules: Type.Array(
       Type.Object({
         id: Uuid(),
@@ -30,6 +36,7 @@ const QuickSetupResult = Type.Object(
           type: 'object',
           additionalProperties: true,
         }),
+        origin: RuleOrigin,
         created_at: DateTime(),
         updated_at: DateTime(),
       }),

@@ -63,7 +63,8 @@ export function createQuickSetupService(deps: {
         throw new ForbiddenError('an MCP token acts for its one family only');
       }
       const familyName = input.family_name?.trim() || `${childName}'s Family`;
-      const generated = rulesForAge(Math.max(0, ageOn(birthDate, now)), input.strictness);
+      const strictness = input.strictness ?? 'recommended';
+      const generated = rulesForAge(Math.max(0, ageOn(birthDate, now)), strictness);
 
       const rows = await writeQuickSetup(
         deps.db,
@@ -84,6 +85,7 @@ export function createQuickSetupService(deps: {
           child: { name: childName, birth_date: birthDate },
           policyName: `${childName}'s Protection Policy`,
           rules: generated.rules,
+          strictness,
           now,
         },
         (trx, written) =>
@@ -103,7 +105,12 @@ export function createQuickSetupService(deps: {
           name: rows.child.name,
           birth_date: birthDateTime(rows.child.birth_date),
         },
-        policy: { id: rows.policy.id, name: rows.policy.name, status: rows.policy.status },
+        policy: {
+          id: rows.policy.id,
+          name: rows.policy.name,
+          status: rows.policy.status,
+          strictness: rows.policy.strictness,
+        },
         rules: rows.rules,
         age_group: generated.age_group,
         max_ratings: generated.max_ratings,

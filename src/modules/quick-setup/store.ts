@@ -11,6 +11,7 @@ import { registerPrepared } from '../../db/prepared-statements.js';
 import type { Database } from '../../db/schema.js';
 import type { ChildRow } from '../children/store.js';
 import type { FamilyRow } from '../families/store.js';
+import type { Strictness } from '../policies/age-rules.js';
 import type { PolicyRow, PolicyRuleRow, RuleWrite } from '../policies/store.js';
 
 export interface QuickSetupWrite {
@@ -19,7 +20,9 @@ export interface QuickSetupWrite {
   /** `id` fixes the child's id when it has to be created (the seeded demo children). */
   child: { name: string; birth_date: string; id?: string };
   policyName: string;
+  /** The rules generated from the child's age with `strictness` (written `origin: age`). */
   rules: RuleWrite[];
+  strictness: Strictness;
   now: Date;
 }
 
@@ -53,6 +56,7 @@ function newPolicy(input: QuickSetupWrite, childId: string): PolicyRow {
     status: 'active',
     priority: 0,
     version: 1,
+    strictness: input.strictness,
     created_at: input.now,
     updated_at: input.now,
   };
@@ -63,6 +67,7 @@ function newRules(input: QuickSetupWrite, policyId: string, rules: RuleWrite[]):
     id: randomUUID(),
     policy_id: policyId,
     ...rule,
+    origin: 'age',
     created_at: input.now,
     updated_at: input.now,
   }));
@@ -94,6 +99,7 @@ function rulesJson(rules: PolicyRuleRow[]): string {
           category: rule.category,
           enabled: rule.enabled,
           config: rule.config,
+          origin: rule.origin,
           created_at: text(rule.created_at),
           updated_at: text(rule.updated_at),
           // A column added to the row type must be added here (and to the insert) too.
@@ -109,9 +115,9 @@ function rulesJson(rules: PolicyRuleRow[]): string {
  * quick setup's server time. Nothing is returned: the rows are the ones written here.
  */
 function insertRules(rules: PolicyRuleRow[]) {
-  return sql`insert into policy_rules (id, policy_id, category, enabled, config, created_at, updated_at)
+  return sql`insert into policy_rules (id, policy_id, category, enabled, config, origin, created_at, updated_at)
     select * from jsonb_to_recordset(${rulesJson(rules)}::jsonb)
-      as r(id uuid, policy_id uuid, category text, enabled boolean, config jsonb,
+      as r(id uuid, policy_id uuid, category text, enabled boolean, config jsonb, origin text,
         created_at timestamptz, updated_at timestamptz)`;
 }
 
@@ -219,6 +225,7 @@ async function findSetup(trx: Db, familyId: string, input: QuickSetupWrite) {
       'p.status as p_status',
       'p.priority as p_priority',
       'p.version as p_version',
+      'p.strictness as p_strictness',
       'p.created_at as p_created_at',
       'p.updated_at as p_updated_at',
       'r.id as r_id',
@@ -226,6 +233,7 @@ async function findSetup(trx: Db, familyId: string, input: QuickSetupWrite) {
       'r.category as r_category',
       'r.enabled as r_enabled',
       'r.config as r_config',
+      'r.origin as r_origin',
       'r.created_at as r_created_at',
       'r.updated_at as r_updated_at',
     ])
@@ -253,6 +261,7 @@ async function findSetup(trx: Db, familyId: string, input: QuickSetupWrite) {
     status: first.p_status,
     priority: first.p_priority,
     version: first.p_version,
+    strictness: first.p_strictness,
     created_at: first.p_created_at,
     updated_at: first.p_updated_at,
   } as PolicyRow;
@@ -265,6 +274,7 @@ async function findSetup(trx: Db, familyId: string, input: QuickSetupWrite) {
         category: row.r_category,
         enabled: row.r_enabled,
         config: row.r_config,
+        origin: row.r_origin,
         created_at: row.r_created_at,
         updated_at: row.r_updated_at,
       } as PolicyRuleRow);

@@ -152,6 +152,7 @@ describe('domain events reach subscribed webhooks', () => {
         'status',
         'priority',
         'version',
+        'strictness',
         'created_at',
         'updated_at',
       ].sort(),

@@ -1084,6 +1084,11 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD (UTC): the next birthday, when `age` changes (a 29 February birthday counts on 1 March in other years)
+             */
+            next_age_change_on: string;
             /** Format: date-time */
             updated_at: string;
         };
@@ -1426,6 +1431,8 @@ export interface components {
             priority: number;
             /** @enum {unknown} */
             status: "draft" | "active" | "paused";
+            /** @description the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated */
+            strictness: ("relaxed" | "recommended" | "strict") | null;
             /** Format: date-time */
             updated_at: string;
             /** @description rises by one on every change of the policy or its rules */
@@ -1442,6 +1449,11 @@ export interface components {
             enabled: boolean;
             /** Format: uuid */
             id: string;
+            /**
+             * @description `age`: written by generation from the child’s age (quick setup, generate-from-age), and kept following the age; `custom`: written by a person or a key
+             * @enum {unknown}
+             */
+            origin: "age" | "custom";
             /** Format: uuid */
             policy_id: string;
             /** Format: date-time */
@@ -1762,6 +1774,11 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /**
+                         * Format: date
+                         * @description YYYY-MM-DD (UTC): the next birthday, when `age` changes (a 29 February birthday counts on 1 March in other years)
+                         */
+                        next_age_change_on: string;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -1834,6 +1851,11 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /**
+                         * Format: date
+                         * @description YYYY-MM-DD (UTC): the next birthday, when `age` changes (a 29 February birthday counts on 1 March in other years)
+                         */
+                        next_age_change_on: string;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -2062,6 +2084,8 @@ export interface operations {
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
+                        /** @description the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated */
+                        strictness: ("relaxed" | "recommended" | "strict") | null;
                         /** Format: date-time */
                         updated_at: string;
                         /** @description rises by one on every change of the policy or its rules */
@@ -3066,6 +3090,11 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /**
+                         * Format: date
+                         * @description YYYY-MM-DD (UTC): the next birthday, when `age` changes (a 29 February birthday counts on 1 March in other years)
+                         */
+                        next_age_change_on: string;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -3489,6 +3518,8 @@ export interface operations {
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
+                        /** @description the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated */
+                        strictness: ("relaxed" | "recommended" | "strict") | null;
                         /** Format: date-time */
                         updated_at: string;
                         /** @description rises by one on every change of the policy or its rules */
@@ -3553,6 +3584,8 @@ export interface operations {
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
+                        /** @description the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated */
+                        strictness: ("relaxed" | "recommended" | "strict") | null;
                         /** Format: date-time */
                         updated_at: string;
                         /** @description rises by one on every change of the policy or its rules */
@@ -3590,6 +3623,8 @@ export interface operations {
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
+                        /** @description the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated */
+                        strictness: ("relaxed" | "recommended" | "strict") | null;
                         /** Format: date-time */
                         updated_at: string;
                         /** @description rises by one on every change of the policy or its rules */
@@ -3656,6 +3691,8 @@ export interface operations {
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
+                        /** @description the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated */
+                        strictness: ("relaxed" | "recommended" | "strict") | null;
                         /** Format: date-time */
                         updated_at: string;
                         /** @description rises by one on every change of the policy or its rules */
@@ -3761,6 +3798,11 @@ export interface operations {
                         enabled: boolean;
                         /** Format: uuid */
                         id: string;
+                        /**
+                         * @description `age`: written by generation from the child’s age (quick setup, generate-from-age), and kept following the age; `custom`: written by a person or a key
+                         * @enum {unknown}
+                         */
+                        origin: "age" | "custom";
                         /** Format: uuid */
                         policy_id: string;
                         /** Format: date-time */
@@ -4082,6 +4124,8 @@ export interface operations {
                             id: string;
                             name: string;
                             status: string;
+                            /** @description the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated */
+                            strictness: ("relaxed" | "recommended" | "strict") | null;
                         };
                         rule_summary: {
                             bedtime_hour: number;
@@ -4100,6 +4144,11 @@ export interface operations {
                             enabled: boolean;
                             /** Format: uuid */
                             id: string;
+                            /**
+                             * @description `age`: written by generation from the child’s age (quick setup, generate-from-age), and kept following the age; `custom`: written by a person or a key
+                             * @enum {unknown}
+                             */
+                            origin: "age" | "custom";
                             /** Format: uuid */
                             policy_id: string;
                             /** Format: date-time */
