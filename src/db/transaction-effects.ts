@@ -66,6 +66,17 @@ export function createChangeRunner(deps: { db: Db }) {
     };
   }
 
+  /** `work` as one change inside `trx`, then what it stated, in the same transaction. */
+  async function within<T>(
+    trx: Transaction<Database>,
+    work: (change: Change) => Promise<T>,
+  ): Promise<T> {
+    const effects: StatedEffects = { families: [] };
+    const result = await work(changeOn(trx, effects));
+    await flush(trx, effects);
+    return result;
+  }
+
   return {
     /** Adds what every change implies from now on (called at wiring, before any change). */
     addSink(sink: EffectSink): void {
@@ -74,21 +85,11 @@ export function createChangeRunner(deps: { db: Db }) {
 
     /** Runs `work` as one change: its rows and everything it implies commit together. */
     run<T>(work: (change: Change) => Promise<T>): Promise<T> {
-      return deps.db.transaction().execute(async (trx) => {
-        const effects: StatedEffects = { families: [] };
-        const result = await work(changeOn(trx, effects));
-        await flush(trx, effects);
-        return result;
-      });
+      return deps.db.transaction().execute((trx) => within(trx, work));
     },
 
     /** The same inside a transaction the caller already holds (its commit is the caller's). */
-    async within<T>(trx: Transaction<Database>, work: (change: Change) => Promise<T>): Promise<T> {
-      const effects: StatedEffects = { families: [] };
-      const result = await work(changeOn(trx, effects));
-      await flush(trx, effects);
-      return result;
-    },
+    within,
   };
 }
 

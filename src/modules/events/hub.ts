@@ -37,12 +37,6 @@ export interface DomainEvent {
   occurredAt: Date;
 }
 
-/** An event as the change that causes it states it (the hub adds the family and the time). */
-export interface EventChange {
-  type: EventType;
-  data: Record<string, unknown>;
-}
-
 /**
  * Receives the events of one change for one family, in the order they happened, inside the
  * change's transaction: whatever it queues (webhook messages, enforcement jobs) it writes
