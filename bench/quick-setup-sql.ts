@@ -3,8 +3,8 @@
 // floor of the embedded quick setup row (bench/embedded-write-server.mjs) writes exactly what
 // Haven writes: the family, child, policy and 20 rules of one call, in one statement.
 import { randomUUID } from 'node:crypto';
-import { ageOn } from '../src/modules/policies/age-bands.js';
-import { rulesForAge } from '../src/modules/policies/age-rules.js';
+import { ageOn, nextAgeChangeOn } from '../src/modules/age/bands.js';
+import { rulesForAge } from '../src/modules/age/derivation.js';
 import { type QuickSetupRows, writeQuickSetup } from '../src/modules/quick-setup/store.js';
 import { type Statement, statementsOf } from './recorded-statements.js';
 
@@ -35,6 +35,7 @@ export async function quickSetupStatement(
             name: `${childName}'s Family`,
             org_id: orgId,
             environment: 'test',
+            test_clock_id: null,
             created_at: now,
             updated_at: now,
           },
@@ -43,6 +44,8 @@ export async function quickSetupStatement(
         policyName: `${childName}'s Protection Policy`,
         rules: rulesForAge(ageOn(birthDate, now), 'recommended').rules,
         strictness: 'recommended',
+        childAge: ageOn(birthDate, now),
+        nextAgeChangeOn: nextAgeChangeOn(birthDate, now),
         now,
       },
       async () => {},

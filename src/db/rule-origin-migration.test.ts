@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createBlankPGlite } from '../../test/database.js';
 import { databaseUrlFor, withAdminClient } from '../../test/postgres-admin.js';
-import { type GeneratedRule, rulesForAge, type Strictness } from '../modules/policies/age-rules.js';
+import { type GeneratedRule, rulesForAge, type Strictness } from '../modules/age/derivation.js';
 import { connectPostgres, type Db } from './connect.js';
 import { migrate, readMigrations } from './migrate.js';
 

@@ -5,9 +5,9 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError } from '../../http/errors.js';
+import { ageOn, bandForAge, nextAgeChangeOn } from '../age/bands.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
-import { ageOn, bandForAge, nextAgeChangeOn } from '../policies/age-bands.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import { birthDateTime, parseBirthDate } from './birth-date.js';
 import {
@@ -120,14 +120,19 @@ export function createChildrenService(deps: {
     ) {
       await deps.families.requireFamily(principal, familyId, 'write');
       const now = clock.now();
+      const birthDate = parseBirthDate(input.birth_date, now);
       const child: ChildRow = {
         id: randomUUID(),
         family_id: familyId,
         name: checkName(input.name),
-        birth_date: parseBirthDate(input.birth_date, now),
+        birth_date: birthDate,
         avatar_url: checkAvatarUrl(input.avatar_url),
         created_at: now,
         updated_at: now,
+        // A child without policies has nothing to derive: its age now counts as applied.
+        age_applied: Math.max(0, ageOn(birthDate, now)),
+        next_age_change_on: nextAgeChangeOn(birthDate, now),
+        counting_signals: [],
       };
       await deps.writes.run(async (change) => {
         await insertChild(change.trx, child);

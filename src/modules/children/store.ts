@@ -1,6 +1,8 @@
 // SQL of children. Reads carry the facts of the child's family (see families/store.ts), so
 // a caller's visibility is decided from the read's own result.
+import type { ColumnType } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import type { CountingSignal } from '../age/signals.js';
 import {
   type FamilyTenant,
   familyAnchor,
@@ -25,12 +27,25 @@ export interface ChildTable {
   avatar_url: string | null;
   created_at: Date;
   updated_at: Date;
+  /** The effective age whose `age` rules are in force; null until first applied. */
+  age_applied: number | null;
+  /** `YYYY-MM-DD`: the day (UTC, family clock) the age next changes; the daily run's index. */
+  next_age_change_on: string;
+  /** jsonb: the latest age signal of each source (modules/age/signals.ts). */
+  counting_signals: ColumnType<CountingSignal[], string, string>;
 }
 
-export type ChildRow = ChildTable;
+export type ChildRow = Omit<ChildTable, 'counting_signals'> & {
+  counting_signals: CountingSignal[];
+};
+
+/** A child as a row to insert (its signals as JSON text). */
+export function childValues(child: ChildRow) {
+  return { ...child, counting_signals: JSON.stringify(child.counting_signals) };
+}
 
 export async function insertChild(db: Db, child: ChildRow): Promise<void> {
-  await db.insertInto('children').values(child).execute();
+  await db.insertInto('children').values(childValues(child)).execute();
 }
 
 /**

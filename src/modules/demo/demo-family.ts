@@ -3,8 +3,8 @@
 // caller can read it; nobody can change it.
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
-import { ageOn } from '../policies/age-bands.js';
-import { rulesForAge } from '../policies/age-rules.js';
+import { ageOn, nextAgeChangeOn } from '../age/bands.js';
+import { rulesForAge } from '../age/derivation.js';
 import { writeQuickSetup } from '../quick-setup/store.js';
 
 export const DEMO_FAMILY_ID = 'd3e0f000-0000-4000-8000-000000000001';
@@ -24,6 +24,7 @@ export async function seedDemoFamily(db: Db, clock: Clock): Promise<void> {
     name: 'Rivera Family (demo)',
     org_id: null,
     environment: 'test' as const,
+    test_clock_id: null,
     created_at: DEMO_CREATED_AT,
     updated_at: DEMO_CREATED_AT,
   };
@@ -42,6 +43,8 @@ export async function seedDemoFamily(db: Db, clock: Clock): Promise<void> {
         policyName: `${child.name}'s Protection Policy`,
         rules: rulesForAge(age, 'recommended').rules,
         strictness: 'recommended',
+        childAge: age,
+        nextAgeChangeOn: nextAgeChangeOn(child.birth_date, clock.now()),
         now: DEMO_CREATED_AT,
       },
       // The seed announces nothing: the demo family has no webhooks and no connections.

@@ -41,7 +41,7 @@ export const EnforcementJob = Type.Object(
     policy_version: Type.Integer({
       description: 'the version enforced (set again when the job runs: the policy in force then)',
     }),
-    trigger_type: Type.Enum(['manual', 'policy_change']),
+    trigger_type: Type.Enum(['manual', 'policy_change', 'age_change', 'release']),
     status: Type.Enum(['pending', 'running', 'completed', 'failed', 'partial']),
     created_at: DateTime(),
     started_at: NullableDateTime(),

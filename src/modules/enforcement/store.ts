@@ -13,7 +13,7 @@ declare module '../../db/schema.js' {
 
 export type JobStatus = 'pending' | 'running' | 'completed' | 'failed' | 'partial';
 export type FinishedStatus = Extract<JobStatus, 'completed' | 'failed' | 'partial'>;
-export type TriggerType = 'manual' | 'policy_change';
+export type TriggerType = 'manual' | 'policy_change' | 'age_change' | 'release';
 export type PlatformStatus = 'success' | 'failed' | 'unsupported';
 
 /** One platform's part of a job, as the API shows it. */

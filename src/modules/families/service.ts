@@ -209,6 +209,7 @@ export function createFamiliesService(deps: {
         name,
         org_id: principal.kind === 'key' ? principal.orgId : null,
         environment: principal.kind === 'key' ? principal.environment : 'test',
+        test_clock_id: null,
         created_at: now,
         updated_at: now,
       };

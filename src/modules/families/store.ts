@@ -21,6 +21,8 @@ export interface FamilyTable {
   name: string;
   org_id: string | null;
   environment: Environment;
+  /** The sandbox test clock the family lives by; null: the real clock. */
+  test_clock_id: string | null;
   created_at: Date;
   updated_at: Date;
 }

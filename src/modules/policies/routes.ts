@@ -40,6 +40,10 @@ const Policy = Type.Object(
       description: 'rises by one on every change of the policy or its rules',
     }),
     strictness: PolicyStrictness,
+    paused_reason: Type.Union([Type.Literal('came_of_age'), Type.Null()], {
+      description:
+        'why Haven paused the policy (`came_of_age`: the child turned 18); null when a person paused it or it is not paused',
+    }),
     created_at: DateTime(),
     updated_at: DateTime(),
   },

@@ -6,11 +6,11 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import type { Change, ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
+import { ageOn } from '../age/bands.js';
+import { rulesForAge, type Strictness } from '../age/derivation.js';
 import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
-import { ageOn } from './age-bands.js';
-import { rulesForAge, type Strictness } from './age-rules.js';
 import type { PolicyChanges } from './policy-changes.js';
 import { checkRule } from './rule-validation.js';
 import {
@@ -43,6 +43,7 @@ export function policyEventData(policy: PolicyRow) {
     priority: policy.priority,
     version: policy.version,
     strictness: policy.strictness,
+    paused_reason: policy.paused_reason,
     created_at: policy.created_at.toISOString(),
     updated_at: policy.updated_at.toISOString(),
   };
@@ -167,6 +168,7 @@ export function createPoliciesService(deps: {
         priority: input.priority ?? 0,
         version: 1,
         strictness: null,
+        paused_reason: null,
         created_at: now,
         updated_at: now,
       };
@@ -216,7 +218,11 @@ export function createPoliciesService(deps: {
       const { policy: current, familyId } = await requirePolicyIn(principal, policyId, 'write');
       let policy = current;
       await changePolicy(current.child_id, async (change) => {
-        policy = await bumpPolicy(change.trx, policyId, clock.now(), { status });
+        // A person's pause or activation replaces a reason Haven gave.
+        policy = await bumpPolicy(change.trx, policyId, clock.now(), {
+          status,
+          paused_reason: null,
+        });
         // A status change is announced as itself, not also as policy.updated.
         emit(change, status === 'active' ? 'policy.activated' : 'policy.paused', familyId, policy);
         return policy;

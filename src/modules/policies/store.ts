@@ -3,9 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import type { Strictness } from '../age/derivation.js';
 import { childAnchor } from '../children/store.js';
 import { type FamilyTenant, familyFacts, NEWEST_FIRST, withRows } from '../families/store.js';
-import type { Strictness } from './age-rules.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -25,6 +25,8 @@ export interface PolicyTable {
   version: number;
   /** The strictness it was last generated from age with; null until first generated. */
   strictness: Strictness | null;
+  /** Why a policy is paused when no person paused it: `came_of_age`. */
+  paused_reason: 'came_of_age' | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -149,7 +151,9 @@ export async function bumpPolicy(
   db: Db,
   policyId: string,
   now: Date,
-  changes: Partial<Pick<PolicyRow, 'name' | 'priority' | 'status' | 'strictness'>> = {},
+  changes: Partial<
+    Pick<PolicyRow, 'name' | 'priority' | 'status' | 'strictness' | 'paused_reason'>
+  > = {},
 ): Promise<PolicyRow> {
   return db
     .updateTable('policies')

@@ -6,11 +6,11 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import type { ChangeRunner, StatedEvent } from '../../db/transaction-effects.js';
 import { BadRequestError, ForbiddenError } from '../../http/errors.js';
+import { ageOn, nextAgeChangeOn } from '../age/bands.js';
+import { rulesForAge, type Strictness } from '../age/derivation.js';
 import { birthDateTime, parseBirthDate } from '../children/birth-date.js';
 import type { ChildrenService } from '../children/service.js';
 import type { FamiliesService } from '../families/service.js';
-import { ageOn } from '../policies/age-bands.js';
-import { rulesForAge, type Strictness } from '../policies/age-rules.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import { policyEventData } from '../policies/service.js';
 import { type QuickSetupRows, writeQuickSetup } from './store.js';
@@ -64,7 +64,8 @@ export function createQuickSetupService(deps: {
       }
       const familyName = input.family_name?.trim() || `${childName}'s Family`;
       const strictness = input.strictness ?? 'recommended';
-      const generated = rulesForAge(Math.max(0, ageOn(birthDate, now)), strictness);
+      const childAge = Math.max(0, ageOn(birthDate, now));
+      const generated = rulesForAge(childAge, strictness);
 
       const rows = await writeQuickSetup(
         deps.db,
@@ -77,6 +78,7 @@ export function createQuickSetupService(deps: {
                   name: familyName,
                   org_id: principal.kind === 'key' ? principal.orgId : null,
                   environment: principal.kind === 'key' ? principal.environment : 'test',
+                  test_clock_id: null,
                   created_at: now,
                   updated_at: now,
                 },
@@ -86,6 +88,8 @@ export function createQuickSetupService(deps: {
           policyName: `${childName}'s Protection Policy`,
           rules: generated.rules,
           strictness,
+          childAge,
+          nextAgeChangeOn: nextAgeChangeOn(birthDate, now),
           now,
         },
         (trx, written) =>

@@ -9,9 +9,9 @@ import { type Insertable, type RawBuilder, sql, type Transaction } from 'kysely'
 import type { Db } from '../../db/connect.js';
 import { registerPrepared } from '../../db/prepared-statements.js';
 import type { Database } from '../../db/schema.js';
-import type { ChildRow } from '../children/store.js';
+import type { Strictness } from '../age/derivation.js';
+import { type ChildRow, childValues } from '../children/store.js';
 import type { FamilyRow } from '../families/store.js';
-import type { Strictness } from '../policies/age-rules.js';
 import type { PolicyRow, PolicyRuleRow, RuleWrite } from '../policies/store.js';
 
 export interface QuickSetupWrite {
@@ -23,6 +23,10 @@ export interface QuickSetupWrite {
   /** The rules generated from the child's age with `strictness` (written `origin: age`). */
   rules: RuleWrite[];
   strictness: Strictness;
+  /** The effective age the rules were generated for (a new child's `age_applied`). */
+  childAge: number;
+  /** `YYYY-MM-DD`: when that age next changes (a new child's `next_age_change_on`). */
+  nextAgeChangeOn: string;
   now: Date;
 }
 
@@ -45,6 +49,10 @@ function newChild(input: QuickSetupWrite, familyId: string): ChildRow {
     avatar_url: null,
     created_at: input.now,
     updated_at: input.now,
+    // The rules written with the child are those of its age now.
+    age_applied: input.childAge,
+    next_age_change_on: input.nextAgeChangeOn,
+    counting_signals: [],
   };
 }
 
@@ -57,6 +65,7 @@ function newPolicy(input: QuickSetupWrite, childId: string): PolicyRow {
     priority: 0,
     version: 1,
     strictness: input.strictness,
+    paused_reason: null,
     created_at: input.now,
     updated_at: input.now,
   };
@@ -174,7 +183,7 @@ async function writeNewFamily(
       }),
     );
   }
-  parents.push(insertRow('children', child));
+  parents.push(insertRow('children', childValues(child)));
   parents.push(insertRow('policies', policy));
   const rules = await insertWithRules(db, parents, newRules(input, policy.id, input.rules));
   rules.sort(byCategory);
@@ -219,6 +228,9 @@ async function findSetup(trx: Db, familyId: string, input: QuickSetupWrite) {
       'c.avatar_url as c_avatar_url',
       'c.created_at as c_created_at',
       'c.updated_at as c_updated_at',
+      'c.age_applied as c_age_applied',
+      'c.next_age_change_on as c_next_age_change_on',
+      'c.counting_signals as c_counting_signals',
       'p.id as p_id',
       'p.child_id as p_child_id',
       'p.name as p_name',
@@ -226,6 +238,7 @@ async function findSetup(trx: Db, familyId: string, input: QuickSetupWrite) {
       'p.priority as p_priority',
       'p.version as p_version',
       'p.strictness as p_strictness',
+      'p.paused_reason as p_paused_reason',
       'p.created_at as p_created_at',
       'p.updated_at as p_updated_at',
       'r.id as r_id',
@@ -250,6 +263,9 @@ async function findSetup(trx: Db, familyId: string, input: QuickSetupWrite) {
     avatar_url: first.c_avatar_url,
     created_at: first.c_created_at,
     updated_at: first.c_updated_at,
+    age_applied: first.c_age_applied,
+    next_age_change_on: first.c_next_age_change_on,
+    counting_signals: first.c_counting_signals,
   };
   if (first.p_id === null) {
     return { child, policy: undefined, rules: [] };
@@ -262,6 +278,7 @@ async function findSetup(trx: Db, familyId: string, input: QuickSetupWrite) {
     priority: first.p_priority,
     version: first.p_version,
     strictness: first.p_strictness,
+    paused_reason: first.p_paused_reason,
     created_at: first.p_created_at,
     updated_at: first.p_updated_at,
   } as PolicyRow;
@@ -301,7 +318,7 @@ async function writeIntoFamily(
     const parents: RawBuilder<unknown>[] = [];
     const child = found.child ?? newChild(input, family.id);
     if (!found.child) {
-      parents.push(insertRow('children', child));
+      parents.push(insertRow('children', childValues(child)));
     }
     let policy = found.policy ?? newPolicy(input, child.id);
     if (!found.policy) {

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { ProductSurface } from '../../auth/product-surface.js';
 import { NotFoundError } from '../../http/errors.js';
 import { sendPreSerialized } from '../../http/pre-serialized.js';
-import { bandForAge } from '../policies/age-bands.js';
+import { bandForAge } from '../age/bands.js';
 import { findRatingSystem, maxRatingsForAge, RATING_SYSTEMS } from './catalog.js';
 
 const TAGS = ['Ratings'];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { QUICK_SETUP_CATEGORIES } from '../../../test/quick-setup-categories.js';
-import { ageOn, bandForAge, nextAgeChangeOn } from './age-bands.js';
-import { rulesForAge } from './age-rules.js';
+import { ageOn, bandForAge, nextAgeChangeOn } from './bands.js';
+import { rulesForAge } from './derivation.js';
 
 const config = (age: number, category: string, strictness?: 'relaxed' | 'recommended' | 'strict') =>
   rulesForAge(age, strictness).rules.find((r) => r.category === category);

@@ -2,7 +2,7 @@
 // and their configuration", "Strictness"). All 20 are always present: a rule that does not
 // apply at an age is there with `enabled: false` and a permissive config.
 import { type MaxRatings, maxRatingsForAge } from '../ratings/catalog.js';
-import { type AgeGroup, bandForAge, type FilterLevel } from './age-bands.js';
+import { type AgeGroup, bandForAge, type FilterLevel } from './bands.js';
 
 export type Strictness = 'relaxed' | 'recommended' | 'strict';
 
