@@ -18,6 +18,14 @@ export interface StatedEvent {
 export interface ChangeFacts {
   /** The change made the family itself: nothing else of it (connections, webhooks) exists. */
   familyCreated?: boolean;
+  /** What caused the change, when not a caller's write: the enforcement job's trigger. */
+  enforcementTrigger?: 'age_change';
+  /**
+   * The change took an active policy away from its child without an event saying so (a
+   * deletion): automatic enforcement releases the child, or enforces the active policy now in
+   * force. Not a webhook event: the contract has no `policy.deleted`.
+   */
+  activePolicyRemoved?: { childId: string; policyId: string; policyVersion: number };
 }
 
 /** Everything one change stated, grouped by family in the order first stated. */
@@ -31,7 +39,10 @@ export type EffectSink = (trx: Transaction<Database>, effects: StatedEffects) =>
 export interface Change {
   /** The change's transaction: every row of the change goes through it. */
   trx: Transaction<Database>;
-  /** States events of a family this change causes (written at the end, before the commit). */
+  /**
+   * States events of a family this change causes (written at the end, before the commit). A
+   * fact with no event is stated too: sinks receive that family with an empty event list.
+   */
   emit(familyId: string, events: readonly StatedEvent[], facts?: ChangeFacts): void;
 }
 
@@ -52,7 +63,7 @@ export function createChangeRunner(deps: { db: Db }) {
     return {
       trx,
       emit(familyId, events, facts = {}) {
-        if (events.length === 0) {
+        if (events.length === 0 && Object.keys(facts).length === 0) {
           return;
         }
         let family = effects.families.find((entry) => entry.familyId === familyId);

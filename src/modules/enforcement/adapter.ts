@@ -15,16 +15,20 @@ export interface AdapterInput {
   connectionId: string;
   platform: Platform;
   policy: { id: string; version: number };
-  /** Only the enabled rules: a disabled rule is nothing to push. */
+  /**
+   * Only the enabled rules: a disabled rule is nothing to push. Empty for a release: the
+   * platform must hold nothing Haven wants for the child.
+   */
   rules: EnforcedRule[];
   /** The connection's credentials, unsealed on demand (only adapters that call out need them). */
   credentials(): Promise<unknown>;
   /**
-   * The enabled rules of the policy in force now. An adapter that waited (for another run
-   * of the same partner profile) converges to these, not to what the job read when it
-   * started: a run must never put back what a newer policy removed.
+   * The enabled rules of the policy in force now (none in force: none). An adapter that
+   * waited (for another run of the same partner profile) converges to these, not to what the
+   * job read when it started: a run must never put back what a newer policy, a pause or a
+   * release removed.
    */
-  latestRules(): Promise<EnforcedRule[] | undefined>;
+  latestRules(): Promise<EnforcedRule[]>;
 }
 
 export interface PlatformResult {

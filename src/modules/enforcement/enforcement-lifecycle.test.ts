@@ -144,9 +144,19 @@ describe('automatic enforcement on policy changes', () => {
       async () => (await jobsOf(t, who, setup.childId))[0]?.status === 'completed',
       'the hand-over job to complete',
     );
-    // Pausing the last active policy leaves nothing to push.
+    // Pausing the last active policy releases the child (release.test.ts has the rest).
     expect((await pause(draft.id)).statusCode).toBe(200);
-    expect(await jobsOf(t, who, setup.childId)).toHaveLength(1);
+    // (The test clock stands still: jobs are told apart by trigger, not by creation time.)
+    const released = await jobsOf(t, who, setup.childId);
+    expect(released.map((job) => job.trigger_type).sort()).toEqual(['policy_change', 'release']);
+    const release = released.find((job) => job.trigger_type === 'release');
+    expect(release).toMatchObject({ policy_id: draft.id });
+    await eventually(
+      async () =>
+        (await jobsOf(t, who, setup.childId)).find((job) => job.id === release?.id)?.status ===
+        'completed',
+      'the release to complete',
+    );
   });
 });
 

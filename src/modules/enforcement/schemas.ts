@@ -41,7 +41,10 @@ export const EnforcementJob = Type.Object(
     policy_version: Type.Integer({
       description: 'the version enforced (set again when the job runs: the policy in force then)',
     }),
-    trigger_type: Type.Enum(['manual', 'policy_change', 'age_change', 'release']),
+    trigger_type: Type.Enum(['manual', 'policy_change', 'age_change', 'release'], {
+      description:
+        'manual: asked for; policy_change: the policy in force changed; age_change: a birthday or age signal derived its age rules again; release: the child has no active policy left (paused, deleted, came of age), so every platform goes back to nothing Haven wants for the child (or to a policy active again by the time the job runs)',
+    }),
     status: Type.Enum(['pending', 'running', 'completed', 'failed', 'partial']),
     created_at: DateTime(),
     started_at: NullableDateTime(),

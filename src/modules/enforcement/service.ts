@@ -1,6 +1,7 @@
 // Enforcement (CONTRACT.md §8): jobs that push a child's policy in force to the family's
 // connected platforms, run by the `enforcement` queue's worker; automatic jobs on policy
-// changes; and, in the sandbox, failures a developer arms to see partial and failed jobs.
+// changes; releases (§11.4) that take back what Haven put there; and, in the sandbox,
+// failures a developer arms to see partial and failed jobs.
 
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
@@ -23,6 +24,7 @@ import type { PoliciesService } from '../policies/service.js';
 import { createAdapterRegistry } from './adapter-registry.js';
 import { jobResource } from './job-resource.js';
 import { createPolicyChangeListener } from './policy-change.js';
+import { createRelease } from './release.js';
 import { createSandboxFailures } from './sandbox-failures.js';
 import {
   consumeFailure,
@@ -66,6 +68,7 @@ export function createEnforcementService(deps: {
     createEnforcementWorker({ ...deps, adapters }),
   );
   deps.events.subscribe('enforcement', createPolicyChangeListener(deps));
+  const releaseChild = createRelease(deps);
 
   /** Another tenant's job does not exist for the caller: 404 either way, never 403. */
   async function requireJob(principal: Principal, jobId: string): Promise<JobRow> {
@@ -90,6 +93,12 @@ export function createEnforcementService(deps: {
   }
 
   return {
+    /**
+     * Releases a child (CONTRACT.md §11.4) inside the caller's change: `trx` gets the job row
+     * and its queue message. Undefined when the family has no connection (nothing to release).
+     */
+    releaseChild,
+
     async enforce(principal: Principal, childId: string, input: { platform_ids?: string[] }) {
       const child = await deps.children.requireChild(principal, childId, 'write');
       const active = await deps.policies.activePolicyVersionOf(childId);

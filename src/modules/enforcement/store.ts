@@ -92,6 +92,31 @@ export async function upsertPolicyChangeJob(
   return { id: row.id, inserted: row.id === job.id };
 }
 
+/**
+ * Queues a release job. The child's automatic jobs still pending (policy_change, age_change)
+ * become the release instead: what they would push is no longer in force, and they have not
+ * run, so their queued messages run the release (`inserted` false: no new message needed).
+ */
+export async function upsertReleaseJob(
+  db: Db,
+  job: NewJob & { trigger_type: 'release' },
+): Promise<{ id: string; inserted: boolean }> {
+  const taken = await db
+    .updateTable('enforcement_jobs')
+    .set({ trigger_type: 'release', policy_id: job.policy_id, policy_version: job.policy_version })
+    .where('child_id', '=', job.child_id)
+    .where('status', '=', 'pending')
+    .where('trigger_type', 'in', ['policy_change', 'age_change'])
+    .returning('id')
+    .execute();
+  const [first] = taken;
+  if (first) {
+    return { id: first.id, inserted: false };
+  }
+  await insertJob(db, job);
+  return { id: job.id, inserted: true };
+}
+
 /** A job with its family's facts for `tenant` (no row: no such job). */
 export async function findJobRead(db: Db, id: string, tenant: FamilyTenant) {
   return db

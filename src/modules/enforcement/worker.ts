@@ -93,9 +93,11 @@ export function createEnforcementWorker(deps: {
       policy,
       rules,
       credentials: () => deps.connections.credentialsOf(target.id),
+      // Nothing in force by then (paused or deleted while this run waited): nothing is
+      // wanted. Pushing the rules read at the start would undo a release that ran meanwhile.
       latestRules: async () => {
         const active = await deps.policies.activePolicyOf(job.child_id);
-        return active ? enabledRules(active.rules) : undefined;
+        return active ? enabledRules(active.rules) : [];
       },
     });
     return { ...base, ...result, ...(credentials_refused ? { credentialsRefused: true } : {}) };
@@ -140,7 +142,11 @@ export function createEnforcementWorker(deps: {
     // Rules are not kept per version: what can be pushed is the policy in force now, and
     // pushing anything older would undo a newer change. The job records what it enforced.
     const active = await deps.policies.activePolicyOf(job.child_id);
-    if (!active) {
+    // A release converges to what Haven wants for the child now: nothing (every entry Haven
+    // added goes, every setting it changed goes back), or, when a policy became active again
+    // since the release was queued, that policy. Any other job needs a policy to push.
+    const release = job.trigger_type === 'release';
+    if (!active && !release) {
       await finish(job, {
         status: 'failed',
         results: [],
@@ -150,8 +156,10 @@ export function createEnforcementWorker(deps: {
       });
       return;
     }
-    const policy = { id: active.policy.id, version: active.policy.version };
-    const rules = enabledRules(active.rules);
+    const policy = active
+      ? { id: active.policy.id, version: active.policy.version }
+      : { id: job.policy_id, version: job.policy_version };
+    const rules = active ? enabledRules(active.rules) : [];
     const wanted = job.platform_ids === null ? undefined : new Set(job.platform_ids);
     const targets = (await deps.connections.enforcementTargetsOf(job.family_id)).filter(
       (target) => wanted === undefined || wanted.has(target.platform_id),

@@ -11,6 +11,9 @@ export const EVENT_TYPES = [
   'child.created',
   'child.updated',
   'child.deleted',
+  'child.age_changed',
+  'child.came_of_age',
+  'child.age_signal',
   'policy.created',
   'policy.updated',
   'policy.activated',
@@ -41,11 +44,13 @@ export interface DomainEvent {
  * Receives the events of one change for one family, in the order they happened, inside the
  * change's transaction: whatever it queues (webhook messages, enforcement jobs) it writes
  * through `trx`, so it commits with the change or not at all. An error rolls the change back.
+ * `events` may be empty when the change stated only facts about the family.
  */
 export type EventListener = (
   trx: Transaction<Database>,
   events: readonly DomainEvent[],
   facts: ChangeFacts,
+  familyId: string,
 ) => Promise<void>;
 
 export function createEventHub(deps: { clock: Clock }) {
@@ -62,7 +67,7 @@ export function createEventHub(deps: { clock: Clock }) {
         occurredAt,
       }));
       for (const { listener } of listeners) {
-        await listener(trx, events, facts);
+        await listener(trx, events, facts, familyId);
       }
     }
   };

@@ -160,7 +160,7 @@ export function createLivePartner(
       }
       try {
         // The policy in force now, not when the job started (it may have waited above).
-        const rules = (await input.latestRules()) ?? input.rules;
+        const rules = await input.latestRules();
         return await partner.converged({ ...input, rules }, credentials, profileId);
       } finally {
         await releaseLease(deps.db, input.connectionId, owner);

@@ -16,6 +16,7 @@ import {
   enforce,
   expectedControlD,
   expectedNextDns,
+  type Job,
   NEXTDNS_KEY,
   NEXTDNS_PROFILE,
   nextdnsState,
@@ -358,6 +359,93 @@ describe('live enforcement on NextDNS and Control D (production)', () => {
     });
     expect((await enforce(api, family.childId)).status).toBe('completed');
     expect(nextdnsState(doubles).denylist).toEqual([{ id: 'parent-own.example', active: true }]);
+  });
+
+  it('releases on pause: what Haven added goes, what it changed goes back, the parent keeps theirs', async () => {
+    type Listed = Job & { trigger_type: string };
+    const jobsOfChild = async () =>
+      (await api('GET', `/api/v1/children/${family.childId}/enforcement/jobs`)).body as Listed[];
+    const settled = async () => {
+      let jobs: Listed[] = [];
+      await eventually(
+        async () => {
+          jobs = await jobsOfChild();
+          return jobs.every((job) => !['pending', 'running'].includes(job.status));
+        },
+        "the child's jobs to finish",
+        30_000,
+      );
+      return jobs;
+    };
+    // Control D's default rule is a setting Haven changes only for an allowlist-only policy;
+    // the rule change is enforced automatically (the family is connected).
+    await api('PUT', `/api/v1/policies/${family.policyId}/rules/web_allowlist_only`, {
+      enabled: true,
+      config: { enabled: true },
+    });
+    const [enforced] = await settled();
+    expect(enforced?.status, JSON.stringify(enforced)).toBe('completed');
+    expect(doubles.controld.profiles.get(CONTROLD_PROFILE)?.default).toEqual({ do: 0, status: 1 });
+    expect(nextdnsState(doubles).parentalControl.safeSearch).toBe(true);
+
+    // Since then the parent changed two settings Haven had set: those stay as the parent left
+    // them (NextDNS's recreation times, Control D's default rule switched off).
+    const nextdns = doubles.nextdns.profiles.get(NEXTDNS_PROFILE);
+    const controld = doubles.controld.profiles.get(CONTROLD_PROFILE) as ControlDProfile;
+    expect(nextdns?.parentalControl.recreation.times.monday).toBeDefined();
+    const parentTimes = { monday: { start: '10:00:00', end: '11:00:00' } };
+    (nextdns as NonNullable<typeof nextdns>).parentalControl.recreation.times = parentTimes;
+    controld.default = { do: 1, status: 0 };
+
+    const paused = await api('POST', `/api/v1/policies/${family.policyId}/pause`);
+    expect(paused.status).toBe(200);
+    const release = (await settled()).filter((job) => job.trigger_type === 'release');
+    expect(release).toHaveLength(1);
+    expect(release[0]?.status, JSON.stringify(release)).toBe('completed');
+    for (const platform of ['nextdns', 'controld']) {
+      expect(resultFor(release[0] as Job, platform)).toMatchObject({
+        status: 'success',
+        rules_applied: 0,
+        rules_skipped: 0,
+        rules_failed: 0,
+        error_message: null,
+      });
+    }
+
+    // NextDNS: Haven's entries gone, its settings back to what it found (off); the parent's
+    // denylist entry and paused service as they were.
+    expect(nextdnsState(doubles)).toEqual({
+      parentalControl: {
+        safeSearch: false,
+        youtubeRestrictedMode: false,
+        blockBypass: false,
+        services: [{ id: 'fortnite', active: false, recreation: true }],
+        categories: [],
+      },
+      denylist: [{ id: 'parent-own.example', active: true }],
+      allowlist: [],
+      blocklists: [],
+    });
+    expect(nextdns?.parentalControl.recreation).toEqual({
+      times: parentTimes,
+      timezone: 'Europe/Paris',
+    });
+    // Control D: Haven's custom rules deleted and services switched off (the API deletes no
+    // service), its filters and options back off; the parent's rule, filter and default stay.
+    expect(controldState(doubles)).toEqual({
+      filters: ['iot'],
+      services: { tiktok: { do: 0, status: 0 }, roblox: { do: 0, status: 0 } },
+      rules: { 'parent-own.example': { do: 1, status: 1, group: 0 } },
+      default: { do: 1, status: 0 },
+      options: [],
+    });
+    expect(doubles.nextdns.undocumented).toEqual([]);
+    expect(doubles.controld.undocumented).toEqual([]);
+
+    // Deleting the paused policy takes nothing more away: no further job.
+    const deleted = await api('DELETE', `/api/v1/policies/${family.policyId}`);
+    expect(deleted.status).toBe(204);
+    expect(await jobsOfChild()).toHaveLength(2);
   });
 
   it('reports refused credentials, marks the connection, and recovers once they are renewed', async () => {

@@ -231,9 +231,22 @@ export function createPoliciesService(deps: {
     },
 
     async deletePolicy(principal: Principal, policyId: string): Promise<void> {
-      const policy = await requirePolicy(principal, policyId, 'write');
-      await deletePolicy(db, policyId);
-      await deps.changes.child(policy.child_id);
+      const { policy, familyId } = await requirePolicyIn(principal, policyId, 'write');
+      await changePolicy(policy.child_id, async (change) => {
+        await deletePolicy(change.trx, policyId);
+        // No webhook event (the contract has none for a deletion), but taking an active
+        // policy away changes what the platforms should hold: automatic enforcement hears it.
+        if (policy.status === 'active') {
+          change.emit(familyId, [], {
+            activePolicyRemoved: {
+              childId: policy.child_id,
+              policyId,
+              policyVersion: policy.version,
+            },
+          });
+        }
+        return policy;
+      });
     },
 
     async listRules(principal: Principal, policyId: string) {
