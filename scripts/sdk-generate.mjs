@@ -62,6 +62,7 @@ const RESOURCE_WORDS = {
   apiKeys: ['Api', 'Key', 'Keys'],
   usage: ['Developer', 'Usage'],
   annexB: ['Annex', 'B'],
+  testClocks: ['Test', 'Clock', 'Clocks'],
 };
 
 const camel = (text) =>

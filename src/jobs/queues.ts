@@ -7,6 +7,8 @@ export const QUEUES = {
   enforcement: 'enforcement',
   /** One job per webhook delivery attempt. */
   webhookDelivery: 'webhook-delivery',
+  /** One job per test clock advance: apply what fell due for the clock's families. */
+  ageChanges: 'age-changes',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -31,6 +33,9 @@ export const QUEUE_SETTINGS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
   // A failed delivery is rescheduled by Haven on the Standard Webhooks schedule, as a new
   // attempt; pg-boss retries only a worker that crashed or threw before recording one, so its
   // delay is short: each of the 3 retries is taken up within 45 s of a death (2-4, 4-8, 8-16 s).
+  // A run is database work only; one cut off by a crash is handed back and resumes with the
+  // children still due (each applied child committed on its own).
+  'age-changes': { retryLimit: 7, retryDelay: 2, retryBackoff: true, expireInSeconds: 15 * 60 },
   'webhook-delivery': {
     retryLimit: 3,
     retryDelay: 2,
@@ -45,5 +50,6 @@ export const QUEUE_SETTINGS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
  */
 export const QUEUE_CONCURRENCY: Record<QueueName, number> = {
   enforcement: 2,
+  'age-changes': 1,
   'webhook-delivery': 8,
 };

@@ -11,8 +11,10 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { DatabaseNotifications } from '../db/notifications.js';
 import { createChangeRunner } from '../db/transaction-effects.js';
+import { startAgeChanges } from '../jobs/age-changes.js';
 import { createJobQueue } from '../jobs/queue.js';
 import { createMemoryNonceStore, createRedisNonceStore } from '../ocss/nonce-store.js';
+import { createAgesService } from './age/service.js';
 import { annexBRoutes } from './annex-b/routes.js';
 import { createAnnexBService } from './annex-b/service.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
@@ -62,6 +64,9 @@ import { createQuickSetupService } from './quick-setup/service.js';
 import { ratingRoutes } from './ratings/routes.js';
 import { ruleCategoryRoutes } from './rules/routes.js';
 import { createSandboxSessionsService } from './sandbox-sessions/service.js';
+import { createFamilyClock } from './test-clocks/family-clock.js';
+import { testClockRoutes } from './test-clocks/routes.js';
+import { createTestClocksService } from './test-clocks/service.js';
 import { usageRoutes } from './usage/routes.js';
 import { createUsageService } from './usage/service.js';
 import { userRoutes } from './users/routes.js';
@@ -109,6 +114,8 @@ export interface ServiceTuning {
   webhookResolver?: HostResolver;
   /** Partner API calls: attempt timeout, retries, backoff (tests shorten them). */
   partnerHttp?: PartnerHttpTuning;
+  /** How often the real clock's age run looks for due children (default 60 s). */
+  ageRunPeriodMs?: number;
 }
 
 export async function createServices(
@@ -142,20 +149,42 @@ export async function createServices(
   });
   const orgs = createOrgsService({ ...deps, users });
   const apiKeys = createApiKeysService({ ...deps, orgs, bus });
+  const testClocks = createTestClocksService({
+    ...deps,
+    jobs,
+    enabled: config.appEnv === 'sandbox',
+  });
+  const familyClock = createFamilyClock(deps);
   const families = createFamiliesService({
     ...deps,
     users,
     sandbox: config.appEnv === 'sandbox',
     policyChanges,
+    testClocks,
   });
   const mcpTokens = createMcpTokensService({ ...deps, families, bus });
-  const children = createChildrenService({ ...deps, families, writes, policyChanges });
+  const children = createChildrenService({
+    ...deps,
+    families,
+    writes,
+    policyChanges,
+    familyClock,
+  });
   const policies = createPoliciesService({
     ...deps,
     children,
     families,
     writes,
     changes: policyChanges,
+  });
+  const ages = createAgesService({ ...deps, writes, policies });
+  const ageChanges = startAgeChanges({
+    ...deps,
+    log,
+    jobs,
+    ages,
+    runWorkers: config.workers === 'inline',
+    periodMs: tuning.ageRunPeriodMs,
   });
   const viewingHistory = createViewingHistoryService({ ...deps, families });
   const devices = createDevicesService({ ...deps, log, bus, writes, children, families });
@@ -172,6 +201,8 @@ export async function createServices(
     children,
     writes,
     policyChanges,
+    familyClock,
+    testClocks,
   });
   const usage = createUsageService({ ...deps, orgs });
   const sandboxOAuth = await createSandboxOAuthProvider({
@@ -262,6 +293,9 @@ export async function createServices(
     authority,
     children,
     policies,
+    ages,
+    ageChanges,
+    testClocks,
     viewingHistory,
     devices,
     deviceAgent,
@@ -285,6 +319,7 @@ export type Services = Awaited<ReturnType<typeof createServices>>;
 
 /** Stops the workers first (they use everything else), then the rest. */
 export async function closeServices(services: Services): Promise<void> {
+  await services.ageChanges.stop();
   await services.jobs.stop();
   await services.sandboxSessions.close();
   await services.devices.close();
@@ -319,6 +354,10 @@ export async function registerRoutes(
   // Simulated platform failures exist on sandbox deployments only (elsewhere: 404).
   if (services.enforcement.sandboxFailures) {
     await registerProductRoutes(app, sandboxFailureRoutes(services.enforcement.sandboxFailures));
+  }
+  // Test clocks exist on sandbox deployments only (elsewhere: 404).
+  if (services.testClocks.enabled) {
+    await registerProductRoutes(app, testClockRoutes(services.testClocks));
   }
   await registerProductRoutes(app, deviceRoutes(services.devices));
   await registerProductRoutes(app, viewingHistoryRoutes(services.viewingHistory));

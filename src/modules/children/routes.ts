@@ -18,8 +18,17 @@ const Child = Type.Object(
     name: Type.String(),
     birth_date: DateTime('the birth date at midnight UTC'),
     avatar_url: Type.Union([Type.String(), Type.Null()], { description: 'profile image' }),
-    age: Type.Integer({ description: 'whole years today (UTC)' }),
-    age_group: Type.Enum(['toddler', 'child', 'preteen', 'teen', 'young_adult']),
+    age: Type.Integer({ description: "whole years since the birth date on the family's clock" }),
+    age_group: Type.Enum(['toddler', 'child', 'preteen', 'teen', 'young_adult'], {
+      description: 'the band of `effective_age`: the one the age rules are derived for',
+    }),
+    effective_age: Type.Integer({
+      description:
+        'the age Haven protects for: the smallest of `age` and the upper bound of every counting age signal',
+    }),
+    age_conflict: Type.Boolean({
+      description: 'the birth-date age lies outside the range of a counting age signal',
+    }),
     next_age_change_on: Type.String({
       format: 'date',
       description:

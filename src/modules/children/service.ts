@@ -5,10 +5,12 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError } from '../../http/errors.js';
-import { ageOn, bandForAge, nextAgeChangeOn } from '../age/bands.js';
+import { ageOn, nextAgeChangeOn } from '../age/bands.js';
+import { childAgeOn } from '../age/effective-age.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
+import type { FamilyClock } from '../test-clocks/family-clock.js';
 import { birthDateTime, parseBirthDate } from './birth-date.js';
 import {
   type ChildRow,
@@ -57,8 +59,9 @@ export function createChildrenService(deps: {
   writes: ChangeRunner;
   /** A deleted child takes its policies along: cached versions of them must go too. */
   policyChanges: Pick<PolicyChanges, 'child'>;
+  familyClock: FamilyClock;
 }) {
-  const { db, clock } = deps;
+  const { db, familyClock } = deps;
 
   /**
    * The wire shape: birth date as midnight UTC, with the age and band it gives today. Built
@@ -66,7 +69,7 @@ export function createChildrenService(deps: {
    * copies of varying shape, and this runs for every child of every read.
    */
   function present(child: ChildRow, now: Date) {
-    const age = ageOn(child.birth_date, now);
+    const age = childAgeOn(child, now);
     return {
       id: child.id,
       family_id: child.family_id,
@@ -75,15 +78,17 @@ export function createChildrenService(deps: {
       avatar_url: child.avatar_url,
       created_at: child.created_at,
       updated_at: child.updated_at,
-      age,
-      age_group: bandForAge(Math.max(0, age)).group,
-      next_age_change_on: nextAgeChangeOn(child.birth_date, now),
+      age: age.age,
+      age_group: age.age_group,
+      effective_age: age.effective_age,
+      age_conflict: age.age_conflict,
+      next_age_change_on: age.next_age_change_on,
     };
   }
 
-  /** The Child as the API shows it, JSON-ready: what events about it carry. */
-  function eventData(row: ChildRow) {
-    const child = present(row, clock.now());
+  /** The Child as the API shows it at `now` (its family's), JSON-ready: what events carry. */
+  function eventData(row: ChildRow, now: Date) {
+    const child = present(row, now);
     return {
       ...child,
       created_at: child.created_at.toISOString(),
@@ -92,24 +97,34 @@ export function createChildrenService(deps: {
   }
 
   /** The event of a change to the child, stated in the change (it commits with it). */
-  function stated(type: 'child.created' | 'child.updated' | 'child.deleted', row: ChildRow) {
-    return [{ type, data: eventData(row) }];
+  function stated(
+    type: 'child.created' | 'child.updated' | 'child.deleted',
+    row: ChildRow,
+    now: Date,
+  ) {
+    return [{ type, data: eventData(row, now) }];
   }
 
-  /** One statement: the child and whether the caller sees its family. */
+  /** One statement: the child, whether the caller sees its family, and the family's now. */
+  async function requireChildAt(principal: Principal, childId: string, access: 'read' | 'write') {
+    const row = await findChildRead(db, childId, tenantOf(principal));
+    // A child of a family the caller cannot see does not exist for it.
+    deps.families.checkThrough(principal, row, CHILD_NOT_FOUND, { access });
+    const visible = row as ChildRow & FamilyFacts;
+    return { child: withoutFacts(visible) as ChildRow, now: familyClock.nowOf(visible) };
+  }
+
   async function requireChild(
     principal: Principal,
     childId: string,
     access: 'read' | 'write',
   ): Promise<ChildRow> {
-    const row = await findChildRead(db, childId, tenantOf(principal));
-    // A child of a family the caller cannot see does not exist for it.
-    deps.families.checkThrough(principal, row, CHILD_NOT_FOUND, { access });
-    return withoutFacts(row as ChildRow & FamilyFacts);
+    return (await requireChildAt(principal, childId, access)).child;
   }
 
   return {
     requireChild,
+    requireChildAt,
     present,
     eventData,
 
@@ -119,7 +134,7 @@ export function createChildrenService(deps: {
       input: { name: string; birth_date: string; avatar_url?: string | null },
     ) {
       await deps.families.requireFamily(principal, familyId, 'write');
-      const now = clock.now();
+      const now = await familyClock.nowFor(familyId);
       const birthDate = parseBirthDate(input.birth_date, now);
       const child: ChildRow = {
         id: randomUUID(),
@@ -136,48 +151,51 @@ export function createChildrenService(deps: {
       };
       await deps.writes.run(async (change) => {
         await insertChild(change.trx, child);
-        change.emit(familyId, stated('child.created', child));
+        change.emit(familyId, stated('child.created', child, now));
       });
       return present(child, now);
     },
 
     async listChildren(principal: Principal, familyId: string) {
       const result = await listChildrenRead(db, familyId, tenantOf(principal));
-      const now = clock.now();
       return deps.families.presentVisibleRows(principal, result, 'id', (child) =>
-        present(child as ChildRow, now),
+        present(child as ChildRow, familyClock.nowOf(child)),
       );
     },
 
     async getChild(principal: Principal, childId: string) {
-      return present(await requireChild(principal, childId, 'read'), clock.now());
+      const { child, now } = await requireChildAt(principal, childId, 'read');
+      return present(child, now);
     },
 
     async updateChild(principal: Principal, childId: string, input: ChildInput) {
-      await requireChild(principal, childId, 'write');
-      const now = clock.now();
+      const { now } = await requireChildAt(principal, childId, 'write');
       const updated = await deps.writes.run(async (change) => {
         const row = await updateChild(change.trx, childId, {
           ...(input.name !== undefined ? { name: checkName(input.name) } : {}),
+          // A corrected birth date may change the age: due today, the daily run applies it.
           ...(input.birth_date !== undefined
-            ? { birth_date: parseBirthDate(input.birth_date, now) }
+            ? {
+                birth_date: parseBirthDate(input.birth_date, now),
+                next_age_change_on: now.toISOString().slice(0, 10),
+              }
             : {}),
           ...(input.avatar_url !== undefined
             ? { avatar_url: checkAvatarUrl(input.avatar_url) }
             : {}),
           updated_at: now,
         });
-        change.emit(row.family_id, stated('child.updated', row));
+        change.emit(row.family_id, stated('child.updated', row, now));
         return row;
       });
       return present(updated, now);
     },
 
     async deleteChild(principal: Principal, childId: string): Promise<void> {
-      const child = await requireChild(principal, childId, 'write');
+      const { child, now } = await requireChildAt(principal, childId, 'write');
       await deps.writes.run(async (change) => {
         await deleteChild(change.trx, childId);
-        change.emit(child.family_id, stated('child.deleted', child));
+        change.emit(child.family_id, stated('child.deleted', child, now));
       });
       await deps.policyChanges.child(childId);
     },

@@ -95,7 +95,9 @@ export function childAnchor(db: Db, childId: string, tenant: FamilyTenant) {
 export async function updateChild(
   db: Db,
   childId: string,
-  changes: Partial<Pick<ChildRow, 'name' | 'birth_date' | 'avatar_url'>> & { updated_at: Date },
+  changes: Partial<Pick<ChildRow, 'name' | 'birth_date' | 'avatar_url' | 'next_age_change_on'>> & {
+    updated_at: Date;
+  },
 ): Promise<ChildRow> {
   return db
     .updateTable('children')
@@ -107,4 +109,75 @@ export async function updateChild(
 
 export async function deleteChild(db: Db, childId: string): Promise<void> {
   await db.deleteFrom('children').where('id', '=', childId).execute();
+}
+
+/** Whose age changes are due: children on the real clock, or those of one test clock's families. */
+export type AgeChangeScope = { clock: 'real'; today: string } | { clock: string; until: string };
+
+/**
+ * The child whose age change is due first, locked for this transaction; one another
+ * transaction holds is skipped, so runs in several processes share the due children and each
+ * is applied by exactly one (its next date has moved once the holder commits). Reads the
+ * `next_age_change_on` index, never the whole table.
+ */
+export async function claimDueChild(db: Db, scope: AgeChangeScope): Promise<ChildRow | undefined> {
+  const query =
+    scope.clock === 'real'
+      ? db
+          .selectFrom('children as c')
+          .selectAll('c')
+          .where('c.next_age_change_on', '<=', (scope as { today: string }).today)
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('families as f')
+                  .select('f.id')
+                  .whereRef('f.id', '=', 'c.family_id')
+                  .where('f.test_clock_id', 'is not', null),
+              ),
+            ),
+          )
+      : db
+          .selectFrom('children as c')
+          .innerJoin('families as f', 'f.id', 'c.family_id')
+          .selectAll('c')
+          .where('f.test_clock_id', '=', scope.clock)
+          .where('c.next_age_change_on', '<=', (scope as { until: string }).until);
+  return query
+    .orderBy('c.next_age_change_on')
+    .limit(1)
+    .forUpdate('c')
+    .skipLocked()
+    .executeTakeFirst();
+}
+
+/** The child under a row lock (an age signal and a birthday of one child take turns). */
+export async function lockChild(db: Db, childId: string): Promise<ChildRow | undefined> {
+  return db
+    .selectFrom('children')
+    .selectAll()
+    .where('id', '=', childId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function recordAppliedAge(
+  db: Db,
+  childId: string,
+  applied: { age: number; nextChangeOn: string },
+): Promise<void> {
+  await db
+    .updateTable('children')
+    .set({ age_applied: applied.age, next_age_change_on: applied.nextChangeOn })
+    .where('id', '=', childId)
+    .execute();
+}
+
+/** The family's children are due on `day`: their clock changed, so their ages may have. */
+export async function markFamilyChildrenDue(db: Db, familyId: string, day: string): Promise<void> {
+  await db
+    .updateTable('children')
+    .set({ next_age_change_on: day })
+    .where('family_id', '=', familyId)
+    .execute();
 }

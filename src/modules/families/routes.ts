@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { keyedRead } from '../../auth/keyed-read-fast-path.js';
 import { requirePrincipal } from '../../auth/principal.js';
 import type { ProductSurface } from '../../auth/product-surface.js';
-import { CreateFamilyBody, Family, FamilyParams } from './schemas.js';
+import { CreateFamilyBody, Family, FamilyParams, UpdateFamilyBody } from './schemas.js';
 import type { FamiliesService } from './service.js';
 
 const TAGS = ['Families'];
@@ -14,7 +14,7 @@ export function familyRoutes(families: FamiliesService): FastifyPluginAsyncTypeb
     app.post(
       '/families',
       {
-        config: { auth: surface.auth, scope: 'write:families', errors: [401, 403] },
+        config: { auth: surface.auth, scope: 'write:families', errors: [401, 403, 404] },
         schema: {
           operationId: surface.operationId('createFamily'),
           summary: 'Create a family; a user caller becomes its owner, a key makes it its org’s',
@@ -73,16 +73,18 @@ export function familyRoutes(families: FamiliesService): FastifyPluginAsyncTypeb
         config: { auth: surface.auth, scope: 'write:families', errors: [401, 403, 404] },
         schema: {
           operationId: surface.operationId('updateFamily'),
-          summary: 'Rename a family (owner or parent)',
+          summary: 'Rename a family, or move it to a test clock (owner or parent)',
+          description:
+            'Sandbox: `test_clock_id` attaches the family to a test clock (null: back to the real clock); its children take the ages of the new clock at once, applied like birthdays.',
           tags: TAGS,
           security: surface.security,
           params: FamilyParams,
-          body: CreateFamilyBody,
+          body: UpdateFamilyBody,
           response: { 200: Family },
         },
       },
       async (request) =>
-        families.renameFamily(requirePrincipal(request), request.params.familyID, request.body),
+        families.updateFamily(requirePrincipal(request), request.params.familyID, request.body),
     );
 
     app.delete(

@@ -12,6 +12,7 @@ import {
 } from '../../http/errors.js';
 import { DEMO_FAMILY_ID } from '../demo/demo-family.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
+import type { TestClocksService } from '../test-clocks/service.js';
 import type { UsersService } from '../users/service.js';
 import {
   type Alongside,
@@ -61,6 +62,8 @@ export function createFamiliesService(deps: {
   sandbox: boolean;
   /** A deleted family takes its children's policies along: cached versions must go too. */
   policyChanges: Pick<PolicyChanges, 'family'>;
+  /** Sandbox test clocks a family may join (CONTRACT.md §11.3). */
+  testClocks: Pick<TestClocksService, 'requireClock' | 'attachFamily'>;
 }) {
   const { db, clock } = deps;
 
@@ -195,7 +198,10 @@ export function createFamiliesService(deps: {
   }
 
   return {
-    async createFamily(principal: Principal, input: { name: string }): Promise<FamilyRow> {
+    async createFamily(
+      principal: Principal,
+      input: { name: string; test_clock_id?: string | null },
+    ): Promise<FamilyRow> {
       const name = input.name.trim();
       if (name === '') {
         throw new BadRequestError('name is required');
@@ -203,13 +209,17 @@ export function createFamiliesService(deps: {
       if (principal.kind === 'mcp') {
         throw new ForbiddenError('an MCP token acts for its one family only');
       }
-      const now = clock.now();
+      const testClock = input.test_clock_id
+        ? await deps.testClocks.requireClock(principal, input.test_clock_id)
+        : undefined;
+      // A family made on a test clock is made at the clock's time.
+      const now = testClock ? new Date(testClock.frozen_time) : clock.now();
       const family: FamilyRow = {
         id: randomUUID(),
         name,
         org_id: principal.kind === 'key' ? principal.orgId : null,
         environment: principal.kind === 'key' ? principal.environment : 'test',
-        test_clock_id: null,
+        test_clock_id: testClock?.id ?? null,
         created_at: now,
         updated_at: now,
       };
@@ -246,13 +256,23 @@ export function createFamiliesService(deps: {
     getFamily: (principal: Principal, familyId: string) =>
       requireFamily(principal, familyId, 'read'),
 
-    async renameFamily(principal: Principal, familyId: string, input: { name: string }) {
-      await requireFamily(principal, familyId, 'write');
-      const name = input.name.trim();
+    /** Renames the family and/or moves it to a test clock (null: back to the real clock). */
+    async updateFamily(
+      principal: Principal,
+      familyId: string,
+      input: { name?: string; test_clock_id?: string | null },
+    ) {
+      const current = await requireFamily(principal, familyId, 'write');
+      const name = input.name?.trim();
       if (name === '') {
         throw new BadRequestError('name is required');
       }
-      return renameFamily(db, familyId, name, clock.now());
+      return db.transaction().execute(async (trx) => {
+        if (input.test_clock_id !== undefined && input.test_clock_id !== current.test_clock_id) {
+          await deps.testClocks.attachFamily(principal, trx, familyId, input.test_clock_id);
+        }
+        return renameFamily(trx, familyId, name ?? current.name, clock.now());
+      });
     },
 
     async deleteFamily(principal: Principal, familyId: string): Promise<void> {

@@ -188,6 +188,8 @@ export interface FamilyFacts {
   vis_org_id: string | null;
   vis_environment: Environment;
   vis_role: FamilyRole | null;
+  /** The frozen time of the family's test clock; null: the family lives by the real clock. */
+  vis_clock_time: Date | null;
 }
 
 /**
@@ -204,6 +206,10 @@ export function familyFacts(tenant: FamilyTenant) {
     sql<string | null>`f.org_id`.as('vis_org_id'),
     sql<Environment>`f.environment`.as('vis_environment'),
     role.as('vis_role'),
+    // A lookup by primary key, and none at all for a family on the real clock.
+    sql<Date | null>`(select t.frozen_time from test_clocks t where t.id = f.test_clock_id)`.as(
+      'vis_clock_time',
+    ),
   ] as const;
 }
 
@@ -265,7 +271,7 @@ export function familyAnchor(db: Db, familyId: string, tenant: FamilyTenant) {
 
 /** The row without the `FamilyFacts` columns read alongside it. */
 export function withoutFacts<R extends FamilyFacts>(row: R): Omit<R, keyof FamilyFacts> {
-  const { vis_family_id, vis_org_id, vis_environment, vis_role, ...rest } = row;
+  const { vis_family_id, vis_org_id, vis_environment, vis_role, vis_clock_time, ...rest } = row;
   return rest;
 }
 

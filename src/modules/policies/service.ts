@@ -11,6 +11,7 @@ import { rulesForAge, type Strictness } from '../age/derivation.js';
 import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
+import { changedAgeRules } from './age-rederivation.js';
 import type { PolicyChanges } from './policy-changes.js';
 import { checkRule } from './rule-validation.js';
 import {
@@ -24,6 +25,7 @@ import {
   listPoliciesRead,
   listRules,
   listRulesRead,
+  lockLivePolicies,
   type PolicyRow,
   type PolicyStatus,
   type RuleWrite,
@@ -128,8 +130,54 @@ export function createPoliciesService(deps: {
     return written;
   }
 
+  /**
+   * A birthday or an age signal (CONTRACT.md §11.1), inside the change that records it: the
+   * `age` rules of every active or paused policy generated from age are derived again for
+   * `age` with the policy's strictness; `custom` rules and rules a person deleted stay as
+   * they are. A policy whose rules changed rises one version (one policy.updated; an active
+   * one is enforced with trigger `age_change`). Coming of age also pauses every active
+   * policy, in the same version (policy.paused with `paused_reason: came_of_age`).
+   */
+  async function rederiveForAge(
+    change: Change,
+    input: { childId: string; familyId: string; age: number; comingOfAge: boolean; now: Date },
+  ) {
+    const changed: Array<{ policy_id: string; version: number; changed_categories: string[] }> = [];
+    for (const policy of await lockLivePolicies(change.trx, input.childId)) {
+      const rederived = policy.strictness
+        ? await changedAgeRules(change.trx, policy.id, input.age, policy.strictness)
+        : [];
+      const pause = input.comingOfAge && policy.status === 'active';
+      if (rederived.length === 0 && !pause) {
+        continue;
+      }
+      await upsertRules(change.trx, policy.id, rederived, 'age', input.now);
+      const updated = await bumpPolicy(
+        change.trx,
+        policy.id,
+        input.now,
+        pause ? { status: 'paused', paused_reason: 'came_of_age' } : {},
+      );
+      if (rederived.length > 0) {
+        change.emit(input.familyId, [{ type: 'policy.updated', data: policyEventData(updated) }], {
+          enforcementTrigger: 'age_change',
+        });
+      }
+      if (pause) {
+        emit(change, 'policy.paused', input.familyId, updated);
+      }
+      changed.push({
+        policy_id: updated.id,
+        version: updated.version,
+        changed_categories: rederived.map((rule) => rule.category),
+      });
+    }
+    return changed;
+  }
+
   return {
     requirePolicy,
+    rederiveForAge,
 
     /**
      * For devices and enforcement (no caller to check: they hold the child's id from a

@@ -163,6 +163,19 @@ export async function bumpPolicy(
     .executeTakeFirstOrThrow();
 }
 
+/** A child's active and paused policies under a row lock (a birthday re-derives them). */
+export async function lockLivePolicies(db: Db, childId: string): Promise<PolicyRow[]> {
+  return db
+    .selectFrom('policies')
+    .selectAll()
+    .where('child_id', '=', childId)
+    .where('status', 'in', ['active', 'paused'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
 export async function deletePolicy(db: Db, policyId: string): Promise<void> {
   await db.deleteFrom('policies').where('id', '=', policyId).execute();
 }

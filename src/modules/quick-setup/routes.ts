@@ -14,6 +14,12 @@ const QuickSetupBody = Type.Object({
   strictness: Type.Optional(Type.Enum(['relaxed', 'recommended', 'strict'])),
   family_id: Type.Optional(Uuid('reuse this family; also the idempotency key')),
   family_name: Type.Optional(Name("default: the child's name + “'s Family”")),
+  test_clock_id: Type.Optional(
+    Type.Union([Uuid(), Type.Null()], {
+      description:
+        'sandbox: the test clock a new family lives by (ignored with family_id: the family keeps its clock)',
+    }),
+  ),
 });
 
 const QuickSetupResult = Type.Object(

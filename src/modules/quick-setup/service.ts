@@ -13,6 +13,8 @@ import type { ChildrenService } from '../children/service.js';
 import type { FamiliesService } from '../families/service.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import { policyEventData } from '../policies/service.js';
+import type { FamilyClock } from '../test-clocks/family-clock.js';
+import type { TestClocksService } from '../test-clocks/service.js';
 import { type QuickSetupRows, writeQuickSetup } from './store.js';
 
 export interface QuickSetupInput {
@@ -21,6 +23,8 @@ export interface QuickSetupInput {
   strictness?: Strictness;
   family_id?: string;
   family_name?: string;
+  /** Sandbox: the test clock a new family joins. */
+  test_clock_id?: string | null;
 }
 
 export function createQuickSetupService(deps: {
@@ -30,12 +34,14 @@ export function createQuickSetupService(deps: {
   children: Pick<ChildrenService, 'eventData'>;
   writes: ChangeRunner;
   policyChanges: Pick<PolicyChanges, 'child'>;
+  familyClock: Pick<FamilyClock, 'nowFor'>;
+  testClocks: Pick<TestClocksService, 'requireClock'>;
 }) {
   /** The events of what this call wrote (a repeated call writes nothing). */
-  function eventsOf(rows: QuickSetupRows): StatedEvent[] {
+  function eventsOf(rows: QuickSetupRows, now: Date): StatedEvent[] {
     const events: StatedEvent[] = [];
     if (rows.wrote.child) {
-      events.push({ type: 'child.created', data: deps.children.eventData(rows.child) });
+      events.push({ type: 'child.created', data: deps.children.eventData(rows.child, now) });
     }
     const policy = policyEventData(rows.policy);
     if (rows.wrote.policy === 'created') {
@@ -49,12 +55,10 @@ export function createQuickSetupService(deps: {
 
   return {
     async quickSetup(principal: Principal, input: QuickSetupInput) {
-      const now = deps.clock.now();
       const childName = input.child_name.trim();
       if (childName === '') {
         throw new BadRequestError('child_name is required');
       }
-      const birthDate = parseBirthDate(input.birth_date, now);
       // The visibility check reads the family: the write into it starts from that row.
       const existing = input.family_id
         ? await deps.families.requireFamily(principal, input.family_id, 'write')
@@ -62,6 +66,17 @@ export function createQuickSetupService(deps: {
       if (!existing && principal.kind === 'mcp') {
         throw new ForbiddenError('an MCP token acts for its one family only');
       }
+      // A new family may join a test clock; an existing one keeps the clock it has.
+      const testClock =
+        !existing && input.test_clock_id
+          ? await deps.testClocks.requireClock(principal, input.test_clock_id)
+          : undefined;
+      const now = existing
+        ? await deps.familyClock.nowFor(existing.id)
+        : testClock
+          ? new Date(testClock.frozen_time)
+          : deps.clock.now();
+      const birthDate = parseBirthDate(input.birth_date, now);
       const familyName = input.family_name?.trim() || `${childName}'s Family`;
       const strictness = input.strictness ?? 'recommended';
       const childAge = Math.max(0, ageOn(birthDate, now));
@@ -78,7 +93,7 @@ export function createQuickSetupService(deps: {
                   name: familyName,
                   org_id: principal.kind === 'key' ? principal.orgId : null,
                   environment: principal.kind === 'key' ? principal.environment : 'test',
-                  test_clock_id: null,
+                  test_clock_id: testClock?.id ?? null,
                   created_at: now,
                   updated_at: now,
                 },
@@ -94,7 +109,7 @@ export function createQuickSetupService(deps: {
         },
         (trx, written) =>
           deps.writes.within(trx, async (change) => {
-            change.emit(written.family.id, eventsOf(written));
+            change.emit(written.family.id, eventsOf(written, now));
           }),
       );
       if (rows.wrote.policy !== 'none') {

@@ -153,6 +153,7 @@ describe('domain events reach subscribed webhooks', () => {
         'priority',
         'version',
         'strictness',
+        'paused_reason',
         'created_at',
         'updated_at',
       ].sort(),
