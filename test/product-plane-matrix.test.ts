@@ -95,6 +95,16 @@ const CONNECTION = [
   'last_enforcement_status',
 ];
 const AGE_RATINGS = ['age', 'age_group', 'max_ratings'];
+const AGE_SIGNAL = [
+  'id',
+  'child_id',
+  'source',
+  'age_lower',
+  'age_upper',
+  'method',
+  'observed_at',
+  'created_at',
+];
 const JOB = [
   'id',
   'child_id',
@@ -246,6 +256,23 @@ const ROWS: Row[] = [
     scope: 'read:ratings',
     status: 200,
     fields: AGE_RATINGS,
+    idRoute: true,
+  },
+  {
+    method: 'POST',
+    path: (m) => `/children/${m.childId}/age-signals`,
+    body: () => ({ source: 'parent_declared', age_lower: 10, age_upper: 12 }),
+    scope: 'write:children',
+    status: 201,
+    fields: AGE_SIGNAL,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/children/${m.childId}/age-signals`,
+    scope: 'read:children',
+    status: 200,
+    fields: AGE_SIGNAL,
     idRoute: true,
   },
   {
@@ -689,6 +716,7 @@ describe('CONTRACT §7, row by row, in both forms', () => {
       'viewing_history',
       'webhooks',
       'webhook_deliveries',
+      'age_signals',
     ] as const;
     const digests = tables
       .map(
@@ -765,6 +793,13 @@ describe('CONTRACT §7, row by row, in both forms', () => {
       payload: { platform: 'netflix', title: 'Matrix Movie', watched_at: '2026-01-15T10:00:00Z' },
     });
     expect(report.statusCode, report.body).toBe(202);
+    // A range the child's age (11) lies in: nothing is re-derived.
+    await created(
+      'POST',
+      `/children/${body.child.id}/age-signals`,
+      { source: 'parent_declared', age_lower: 10, age_upper: 12 },
+      201,
+    );
     const job = await created('POST', `/children/${body.child.id}/enforce`, {}, 202);
     return {
       deviceId: device.device.id,

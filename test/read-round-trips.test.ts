@@ -12,7 +12,7 @@ import { type StatementRecorder, statementRecorder } from './statements.js';
 
 /** A statement that reads a product table (authentication and metering read others). */
 const PRODUCT_TABLE =
-  /"(families|family_members|children|policies|policy_rules|devices|family_connections|webhooks|webhook_deliveries|enforcement_jobs|viewing_history)"/;
+  /"(families|family_members|children|policies|policy_rules|devices|family_connections|webhooks|webhook_deliveries|enforcement_jobs|viewing_history|age_signals)"/;
 
 interface Made {
   familyId: string;
@@ -31,6 +31,7 @@ const READS: Array<{ path: (m: Made) => string; items?: number }> = [
   { path: (m) => `/webhooks?family_id=${m.familyId}`, items: 1 },
   { path: (m) => `/children/${m.childId}` },
   { path: (m) => `/children/${m.childId}/age-ratings` },
+  { path: (m) => `/children/${m.childId}/age-signals`, items: 1 },
   { path: (m) => `/children/${m.childId}/policies`, items: 1 },
   { path: (m) => `/children/${m.childId}/devices`, items: 1 },
   { path: (m) => `/children/${m.childId}/enforcement/jobs`, items: 1 },
@@ -75,6 +76,12 @@ describe('authorized reads: one statement each', () => {
       payload: { platform: 'netflix', title: 'A Movie', watched_at: '2026-01-15T10:00:00Z' },
     });
     expect(report.statusCode, report.body).toBe(202);
+    // A range the child's age (11) lies in: nothing is re-derived.
+    await post(
+      `/children/${childId}/age-signals`,
+      { source: 'parent_declared', age_lower: 10, age_upper: 12 },
+      201,
+    );
     const job = await post(`/children/${childId}/enforce`, {}, 202);
     return { familyId, childId, policyId: setup.policy.id, webhookId: webhook.id, jobId: job.id };
   }

@@ -15,6 +15,8 @@ import { startAgeChanges } from '../jobs/age-changes.js';
 import { createJobQueue } from '../jobs/queue.js';
 import { createMemoryNonceStore, createRedisNonceStore } from '../ocss/nonce-store.js';
 import { createAgesService } from './age/service.js';
+import { ageSignalRoutes } from './age/signals-routes.js';
+import { createAgeSignalsService } from './age/signals-service.js';
 import { annexBRoutes } from './annex-b/routes.js';
 import { createAnnexBService } from './annex-b/service.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
@@ -178,6 +180,14 @@ export async function createServices(
     changes: policyChanges,
   });
   const ages = createAgesService({ ...deps, writes, policies });
+  const ageSignals = createAgeSignalsService({
+    ...deps,
+    writes,
+    children,
+    families,
+    ages,
+    policyChanges,
+  });
   const ageChanges = startAgeChanges({
     ...deps,
     log,
@@ -294,6 +304,7 @@ export async function createServices(
     children,
     policies,
     ages,
+    ageSignals,
     ageChanges,
     testClocks,
     viewingHistory,
@@ -344,6 +355,7 @@ export async function registerRoutes(
   await registerProductRoutes(app, familyRoutes(services.families));
   await registerProductRoutes(app, familyMemberRoutes(services.families));
   await registerProductRoutes(app, childRoutes(services.children));
+  await registerProductRoutes(app, ageSignalRoutes(services.ageSignals));
   await registerProductRoutes(app, policyRoutes(services.policies));
   await registerProductRoutes(app, quickSetupRoutes(services.quickSetup));
   await registerProductRoutes(app, platformRoutes);

@@ -315,6 +315,8 @@ describe('the MCP server at POST /mcp', () => {
         category: 'web_safesearch',
         enabled: true,
         config: { enabled: true },
+        source: 'parent_declared',
+        age_upper: 12,
       };
       for (const name of Object.keys(args)) {
         if (!properties.includes(name)) {
@@ -401,6 +403,7 @@ describe('the MCP server at POST /mcp', () => {
       enabled: true,
       config: { enabled: true },
       age: 10,
+      source: 'parent_declared',
     };
     const { tools } = await demo.listTools();
     const reads: string[] = [];
@@ -445,6 +448,7 @@ describe('the MCP server at POST /mcp', () => {
         'list_enforcement_jobs',
         'list_devices',
         'get_viewing_history',
+        'list_age_signals',
       ]),
     );
     expect(writes).toEqual(
@@ -458,6 +462,7 @@ describe('the MCP server at POST /mcp', () => {
         'connect_platform',
         'enforce_policy',
         'quick_setup_child',
+        'record_age_signal',
       ]),
     );
     expect(await snapshot()).toBe(before);

@@ -30,7 +30,8 @@ export const TOOLS: readonly ToolRow[] = [
     name: 'get_child',
     operationId: 'getChild',
     title: 'Get a child',
-    description: 'Reads one child by child_id (from list_children). Changes nothing.',
+    description:
+      'Reads one child by child_id (from list_children): name, birth date, age, age_group, effective_age (the age the rules are derived for, lowered by age signals), age_conflict (an age signal disagrees with the birth date) and next_age_change_on. Changes nothing.',
   },
   {
     name: 'create_child',
@@ -38,6 +39,20 @@ export const TOOLS: readonly ToolRow[] = [
     title: 'Add a child',
     description:
       "Adds a child to the family: name and birth_date (YYYY-MM-DD) are required. Creates no policy: use generate_policy_from_age or quick_setup_child for protection. family_id defaults to the token's family.",
+  },
+  {
+    name: 'record_age_signal',
+    operationId: 'recordAgeSignal',
+    title: "Record a child's age signal",
+    description:
+      'Records an age range a platform or verifier reported for a child (child_id): source (apple_declared_age_range, google_play_age_signals, amazon_appstore, windows_age_signals, age_verification or parent_declared), age_lower and/or age_upper, optionally method and observed_at. The latest signal of each source counts: an upper bound below the birth-date age lowers the age the child is protected for and re-derives the age rules at once.',
+  },
+  {
+    name: 'list_age_signals',
+    operationId: 'listAgeSignals',
+    title: "List a child's age signals",
+    description:
+      'The age ranges platforms and verifiers reported for a child (child_id), newest first: read it to explain effective_age or age_conflict. Changes nothing.',
   },
   {
     name: 'update_child',
