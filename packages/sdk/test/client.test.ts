@@ -94,6 +94,43 @@ describe('@haven/sdk against a running Haven', () => {
     expect(status).toBe('completed');
   });
 
+  it('a year in ten seconds: a test clock past a birthday, and an age signal', async () => {
+    const haven = new Haven({ baseUrl, sandboxSession: 'sdk-clock' });
+    const clock = await haven.testClocks.create({ frozen_time: '2026-03-01T09:00:00Z' });
+    const setup = await haven.setup.quick({
+      child_name: 'Ada',
+      birth_date: '2014-03-10',
+      test_clock_id: clock.id,
+    });
+    const advancing = await haven.testClocks.advance(clock.id, {
+      frozen_time: '2027-03-10T12:00:00Z',
+    });
+    expect(advancing.status).toBe('advancing');
+    const deadline = Date.now() + 15_000;
+    while ((await haven.testClocks.get(clock.id)).status !== 'ready') {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const ada = await haven.children.get(setup.child.id);
+    expect(ada).toMatchObject({ age: 13, age_group: 'teen', next_age_change_on: '2028-03-10' });
+
+    const signal = await haven.children.recordAgeSignal(setup.child.id, {
+      source: 'apple_declared_age_range',
+      age_lower: 9,
+      age_upper: 12,
+      method: 'guardianDeclared',
+    });
+    expect(signal.source).toBe('apple_declared_age_range');
+    expect(await haven.children.get(setup.child.id)).toMatchObject({
+      age: 13,
+      effective_age: 12,
+      age_group: 'preteen',
+      age_conflict: true,
+    });
+    expect(await haven.children.listAgeSignals(setup.child.id)).toHaveLength(1);
+    await haven.testClocks.delete(clock.id);
+  });
+
   it('session token and API key: the key calls the /developer twins', async () => {
     const session = await newSession(t.app);
     const asUser = new Haven({ baseUrl, sessionToken: session.token });

@@ -209,6 +209,9 @@ describe('birthdays on a test clock', () => {
     expect(await messages(familyId, 'child.age_changed')).toEqual([
       expect.objectContaining({ child_id: childId, age: 18, age_group: 'young_adult' }),
     ]);
+    // Released from its platforms: one release job, and no age_change run for a paused policy.
+    const jobs = await call('GET', `/children/${childId}/enforcement/jobs`);
+    expect(jobs.map((job: { trigger_type: string }) => job.trigger_type)).toEqual(['release']);
     // The child and its history stay.
     expect(await call('GET', `/children/${childId}`)).toMatchObject({ age: 18 });
     // A person may turn protection back on: the reason goes with the pause.

@@ -45,6 +45,10 @@ export function createResources(core: Core) {
       delete: (childId: string, options?: RequestOptions): ApiCall<Result<'deleteChild'>> => core.call({"id":"deleteChild","method":"DELETE","path":"/api/v1/children/{childID}","twin":true}, [childId], undefined, undefined, options),
       /** The child’s age, band and maximum ratings today (`GET /api/v1/children/{childID}/age-ratings`) */
       getAgeRatings: (childId: string, options?: RequestOptions): ApiCall<Result<'getChildAgeRatings'>> => core.call({"id":"getChildAgeRatings","method":"GET","path":"/api/v1/children/{childID}/age-ratings","twin":true}, [childId], undefined, undefined, options),
+      /** Record an age range a platform or verifier reported for a child (owner or parent); the latest of each source counts toward the effective age (`POST /api/v1/children/{childID}/age-signals`) */
+      recordAgeSignal: (childId: string, body: Body<'recordAgeSignal'>, options?: RequestOptions): ApiCall<Result<'recordAgeSignal'>> => core.call({"id":"recordAgeSignal","method":"POST","path":"/api/v1/children/{childID}/age-signals","twin":true}, [childId], body, undefined, options),
+      /** The age signals recorded for a child, newest first (`GET /api/v1/children/{childID}/age-signals`) */
+      listAgeSignals: (childId: string, options?: RequestOptions): ApiCall<Result<'listAgeSignals'>> => core.call({"id":"listAgeSignals","method":"GET","path":"/api/v1/children/{childID}/age-signals","twin":true}, [childId], undefined, undefined, options),
     },
     connections: {
       /** Connect a family to a platform (owner or parent) (`POST /api/v1/families/{familyID}/connections`) */
@@ -96,8 +100,8 @@ export function createResources(core: Core) {
       list: (options?: RequestOptions): ApiCall<Result<'listFamilies'>> => core.call({"id":"listFamilies","method":"GET","path":"/api/v1/families","twin":true}, [], undefined, undefined, options),
       /** One family the caller can see (`GET /api/v1/families/{familyID}`) */
       get: (familyId: string, options?: RequestOptions): ApiCall<Result<'getFamily'>> => core.call({"id":"getFamily","method":"GET","path":"/api/v1/families/{familyID}","twin":true}, [familyId], undefined, undefined, options),
-      /** Rename a family (owner or parent) (`PATCH /api/v1/families/{familyID}`) */
-      update: (familyId: string, body: Body<'updateFamily'>, options?: RequestOptions): ApiCall<Result<'updateFamily'>> => core.call({"id":"updateFamily","method":"PATCH","path":"/api/v1/families/{familyID}","twin":true}, [familyId], body, undefined, options),
+      /** Rename a family, or move it to a test clock (owner or parent) (`PATCH /api/v1/families/{familyID}`) */
+      update: (familyId: string, body?: Body<'updateFamily'>, options?: RequestOptions): ApiCall<Result<'updateFamily'>> => core.call({"id":"updateFamily","method":"PATCH","path":"/api/v1/families/{familyID}","twin":true}, [familyId], body, undefined, options),
       /** Delete a family with its children, policies, devices and connections (owner) (`DELETE /api/v1/families/{familyID}`) */
       delete: (familyId: string, options?: RequestOptions): ApiCall<Result<'deleteFamily'>> => core.call({"id":"deleteFamily","method":"DELETE","path":"/api/v1/families/{familyID}","twin":true}, [familyId], undefined, undefined, options),
       /** The members of a family (`GET /api/v1/families/{familyID}/members`) */
@@ -196,6 +200,16 @@ export function createResources(core: Core) {
     setup: {
       /** A family, a child, an active policy and its 20 age rules, in one call (`POST /api/v1/setup/quick`) */
       quick: (body: Body<'quickSetup'>, options?: RequestOptions): ApiCall<Result<'quickSetup'>> => core.call({"id":"quickSetup","method":"POST","path":"/api/v1/setup/quick","twin":true}, [], body, undefined, options),
+    },
+    testClocks: {
+      /** Create a test clock (sandbox) (`POST /api/v1/sandbox/test-clocks`) */
+      create: (body: Body<'createTestClock'>, options?: RequestOptions): ApiCall<Result<'createTestClock'>> => core.call({"id":"createTestClock","method":"POST","path":"/api/v1/sandbox/test-clocks","twin":true}, [], body, undefined, options),
+      /** Get a test clock (sandbox) (`GET /api/v1/sandbox/test-clocks/{clockID}`) */
+      get: (clockId: string, options?: RequestOptions): ApiCall<Result<'getTestClock'>> => core.call({"id":"getTestClock","method":"GET","path":"/api/v1/sandbox/test-clocks/{clockID}","twin":true}, [clockId], undefined, undefined, options),
+      /** Delete a test clock (sandbox) (`DELETE /api/v1/sandbox/test-clocks/{clockID}`) */
+      delete: (clockId: string, options?: RequestOptions): ApiCall<Result<'deleteTestClock'>> => core.call({"id":"deleteTestClock","method":"DELETE","path":"/api/v1/sandbox/test-clocks/{clockID}","twin":true}, [clockId], undefined, undefined, options),
+      /** Advance a test clock (sandbox) (`POST /api/v1/sandbox/test-clocks/{clockID}/advance`) */
+      advance: (clockId: string, body: Body<'advanceTestClock'>, options?: RequestOptions): ApiCall<Result<'advanceTestClock'>> => core.call({"id":"advanceTestClock","method":"POST","path":"/api/v1/sandbox/test-clocks/{clockID}/advance","twin":true}, [clockId], body, undefined, options),
     },
     usage: {
       /** Hourly request counts of the org keys, newest hour first (lag ≤ 10 s) (`GET /api/v1/developers/orgs/{orgId}/usage`) */

@@ -127,6 +127,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/children/{childID}/age-signals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The age signals recorded for a child, newest first */
+        get: operations["listAgeSignals"];
+        put?: never;
+        /** Record an age range a platform or verifier reported for a child (owner or parent); the latest of each source counts toward the effective age */
+        post: operations["recordAgeSignal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/children/{childID}/devices": {
         parameters: {
             query?: never;
@@ -530,7 +548,10 @@ export interface paths {
         delete: operations["deleteFamily"];
         options?: never;
         head?: never;
-        /** Rename a family (owner or parent) */
+        /**
+         * Rename a family, or move it to a test clock (owner or parent)
+         * @description Sandbox: `test_clock_id` attaches the family to a test clock (null: back to the real clock); its children take the ages of the new clock at once, applied like birthdays.
+         */
         patch: operations["updateFamily"];
         trace?: never;
     };
@@ -930,6 +951,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sandbox/test-clocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a test clock (sandbox)
+         * @description A frozen time you own. Families attached to it (`test_clock_id` on POST/PATCH /families or quick setup) live by it: ages, birthdays, coming of age.
+         */
+        post: operations["createTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sandbox/test-clocks/{clockID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a test clock (sandbox) */
+        get: operations["getTestClock"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a test clock (sandbox)
+         * @description Its families return to the real clock; their ages are applied again.
+         */
+        delete: operations["deleteTestClock"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sandbox/test-clocks/{clockID}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance a test clock (sandbox)
+         * @description Moves the clock forward (at most 2 years per call) and runs, in order, every effect that fell due for its families: birthdays re-derive age rules and enforce them (`trigger_type: age_change`), the 18th birthday pauses and releases, with the same webhooks as in real time. `status` is `advancing` until they ran, then `ready`; advancing again meanwhile is 409.
+         */
+        post: operations["advanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/setup/quick": {
         parameters: {
             query?: never;
@@ -1065,10 +1147,39 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AgeSignal: {
+            /** @description the youngest the child may be (null: no lower bound) */
+            age_lower: number | null;
+            /** @description the oldest the child may be (null: open) */
+            age_upper: number | null;
+            /** Format: uuid */
+            child_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @description how the source came to the range, in its own words (e.g. guardianDeclared) */
+            method: string | null;
+            /**
+             * Format: date-time
+             * @description when the source observed the range
+             */
+            observed_at: string;
+            /**
+             * @description who reported the range
+             * @enum {unknown}
+             */
+            source: "apple_declared_age_range" | "google_play_age_signals" | "amazon_appstore" | "windows_age_signals" | "age_verification" | "parent_declared";
+        };
         Child: {
-            /** @description whole years today (UTC) */
+            /** @description whole years since the birth date on the family's clock */
             age: number;
-            /** @enum {unknown} */
+            /** @description the birth-date age lies outside the range of a counting age signal */
+            age_conflict: boolean;
+            /**
+             * @description the band of `effective_age`: the one the age rules are derived for
+             * @enum {unknown}
+             */
             age_group: "toddler" | "child" | "preteen" | "teen" | "young_adult";
             /** @description profile image */
             avatar_url: string | null;
@@ -1079,6 +1190,8 @@ export interface components {
             birth_date: string;
             /** Format: date-time */
             created_at: string;
+            /** @description the age Haven protects for: the smallest of `age` and the upper bound of every counting age signal */
+            effective_age: number;
             /** Format: uuid */
             family_id: string;
             /** Format: uuid */
@@ -1274,8 +1387,11 @@ export interface components {
             started_at: string | null;
             /** @enum {unknown} */
             status: "pending" | "running" | "completed" | "failed" | "partial";
-            /** @enum {unknown} */
-            trigger_type: "manual" | "policy_change";
+            /**
+             * @description manual: asked for; policy_change: the policy in force changed; age_change: a birthday or age signal derived its age rules again; release: the child has no active policy left (paused, deleted, came of age), so every platform goes back to nothing Haven wants for the child (or to a policy active again by the time the job runs)
+             * @enum {unknown}
+             */
+            trigger_type: "manual" | "policy_change" | "age_change" | "release";
         };
         EnforcementResult: {
             /** Format: uuid */
@@ -1322,6 +1438,8 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description sandbox: the test clock the family lives by (ages, birthdays, created_at of its rows); null: the real clock */
+            test_clock_id: string | null;
             /** Format: date-time */
             updated_at: string;
         };
@@ -1428,6 +1546,8 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description why Haven paused the policy (`came_of_age`: the child turned 18); null when a person paused it or it is not paused */
+            paused_reason: "came_of_age" | null;
             priority: number;
             /** @enum {unknown} */
             status: "draft" | "active" | "paused";
@@ -1756,9 +1876,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description whole years today (UTC) */
+                        /** @description whole years since the birth date on the family's clock */
                         age: number;
-                        /** @enum {unknown} */
+                        /** @description the birth-date age lies outside the range of a counting age signal */
+                        age_conflict: boolean;
+                        /**
+                         * @description the band of `effective_age`: the one the age rules are derived for
+                         * @enum {unknown}
+                         */
                         age_group: "toddler" | "child" | "preteen" | "teen" | "young_adult";
                         /** @description profile image */
                         avatar_url: string | null;
@@ -1769,6 +1894,8 @@ export interface operations {
                         birth_date: string;
                         /** Format: date-time */
                         created_at: string;
+                        /** @description the age Haven protects for: the smallest of `age` and the upper bound of every counting age signal */
+                        effective_age: number;
                         /** Format: uuid */
                         family_id: string;
                         /** Format: uuid */
@@ -1833,9 +1960,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description whole years today (UTC) */
+                        /** @description whole years since the birth date on the family's clock */
                         age: number;
-                        /** @enum {unknown} */
+                        /** @description the birth-date age lies outside the range of a counting age signal */
+                        age_conflict: boolean;
+                        /**
+                         * @description the band of `effective_age`: the one the age rules are derived for
+                         * @enum {unknown}
+                         */
                         age_group: "toddler" | "child" | "preteen" | "teen" | "young_adult";
                         /** @description profile image */
                         avatar_url: string | null;
@@ -1846,6 +1978,8 @@ export interface operations {
                         birth_date: string;
                         /** Format: date-time */
                         created_at: string;
+                        /** @description the age Haven protects for: the smallest of `age` and the upper bound of every counting age signal */
+                        effective_age: number;
                         /** Format: uuid */
                         family_id: string;
                         /** Format: uuid */
@@ -1885,6 +2019,91 @@ export interface operations {
                         /** @enum {unknown} */
                         age_group: "toddler" | "child" | "preteen" | "teen" | "young_adult";
                         max_ratings: components["schemas"]["MaxRatings"];
+                    };
+                };
+            };
+        };
+    };
+    listAgeSignals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                childID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgeSignal"][];
+                };
+            };
+        };
+    };
+    recordAgeSignal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                childID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the youngest the child may be, 0-120; null or absent: no lower bound (at least one bound is required) */
+                    age_lower?: number | null;
+                    /** @description the oldest the child may be, 0-120, not below age_lower; null or absent: open */
+                    age_upper?: number | null;
+                    /** @description the declaration kind as the platform names it (e.g. guardianDeclared, SUPERVISED) */
+                    method?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description when the source observed it; default now (the family's clock), never later
+                     */
+                    observed_at?: string;
+                    /** @description one of: apple_declared_age_range, google_play_age_signals, amazon_appstore, windows_age_signals, age_verification, parent_declared */
+                    source: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the youngest the child may be (null: no lower bound) */
+                        age_lower: number | null;
+                        /** @description the oldest the child may be (null: open) */
+                        age_upper: number | null;
+                        /** Format: uuid */
+                        child_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: uuid */
+                        id: string;
+                        /** @description how the source came to the range, in its own words (e.g. guardianDeclared) */
+                        method: string | null;
+                        /**
+                         * Format: date-time
+                         * @description when the source observed the range
+                         */
+                        observed_at: string;
+                        /**
+                         * @description who reported the range
+                         * @enum {unknown}
+                         */
+                        source: "apple_declared_age_range" | "google_play_age_signals" | "amazon_appstore" | "windows_age_signals" | "age_verification" | "parent_declared";
                     };
                 };
             };
@@ -1995,8 +2214,11 @@ export interface operations {
                         started_at: string | null;
                         /** @enum {unknown} */
                         status: "pending" | "running" | "completed" | "failed" | "partial";
-                        /** @enum {unknown} */
-                        trigger_type: "manual" | "policy_change";
+                        /**
+                         * @description manual: asked for; policy_change: the policy in force changed; age_change: a birthday or age signal derived its age rules again; release: the child has no active policy left (paused, deleted, came of age), so every platform goes back to nothing Haven wants for the child (or to a policy active again by the time the job runs)
+                         * @enum {unknown}
+                         */
+                        trigger_type: "manual" | "policy_change" | "age_change" | "release";
                     };
                 };
             };
@@ -2081,6 +2303,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description why Haven paused the policy (`came_of_age`: the child turned 18); null when a person paused it or it is not paused */
+                        paused_reason: "came_of_age" | null;
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
@@ -2876,8 +3100,11 @@ export interface operations {
                         started_at: string | null;
                         /** @enum {unknown} */
                         status: "pending" | "running" | "completed" | "failed" | "partial";
-                        /** @enum {unknown} */
-                        trigger_type: "manual" | "policy_change";
+                        /**
+                         * @description manual: asked for; policy_change: the policy in force changed; age_change: a birthday or age signal derived its age rules again; release: the child has no active policy left (paused, deleted, came of age), so every platform goes back to nothing Haven wants for the child (or to a policy active again by the time the job runs)
+                         * @enum {unknown}
+                         */
+                        trigger_type: "manual" | "policy_change" | "age_change" | "release";
                     };
                 };
             };
@@ -2914,6 +3141,8 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
+                    /** @description sandbox: the test clock the family lives by (ages, birthdays, created_at of its rows); null: the real clock */
+                    test_clock_id?: string | null;
                 };
             };
         };
@@ -2930,6 +3159,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description sandbox: the test clock the family lives by (ages, birthdays, created_at of its rows); null: the real clock */
+                        test_clock_id: string | null;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -2960,6 +3191,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description sandbox: the test clock the family lives by (ages, birthdays, created_at of its rows); null: the real clock */
+                        test_clock_id: string | null;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -2999,7 +3232,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    name: string;
+                    name?: string;
+                    /** @description sandbox: the test clock the family lives by (ages, birthdays, created_at of its rows); null: the real clock */
+                    test_clock_id?: string | null;
                 };
             };
         };
@@ -3016,6 +3251,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description sandbox: the test clock the family lives by (ages, birthdays, created_at of its rows); null: the real clock */
+                        test_clock_id: string | null;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -3072,9 +3309,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description whole years today (UTC) */
+                        /** @description whole years since the birth date on the family's clock */
                         age: number;
-                        /** @enum {unknown} */
+                        /** @description the birth-date age lies outside the range of a counting age signal */
+                        age_conflict: boolean;
+                        /**
+                         * @description the band of `effective_age`: the one the age rules are derived for
+                         * @enum {unknown}
+                         */
                         age_group: "toddler" | "child" | "preteen" | "teen" | "young_adult";
                         /** @description profile image */
                         avatar_url: string | null;
@@ -3085,6 +3327,8 @@ export interface operations {
                         birth_date: string;
                         /** Format: date-time */
                         created_at: string;
+                        /** @description the age Haven protects for: the smallest of `age` and the upper bound of every counting age signal */
+                        effective_age: number;
                         /** Format: uuid */
                         family_id: string;
                         /** Format: uuid */
@@ -3515,6 +3759,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description why Haven paused the policy (`came_of_age`: the child turned 18); null when a person paused it or it is not paused */
+                        paused_reason: "came_of_age" | null;
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
@@ -3581,6 +3827,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description why Haven paused the policy (`came_of_age`: the child turned 18); null when a person paused it or it is not paused */
+                        paused_reason: "came_of_age" | null;
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
@@ -3620,6 +3868,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description why Haven paused the policy (`came_of_age`: the child turned 18); null when a person paused it or it is not paused */
+                        paused_reason: "came_of_age" | null;
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
@@ -3688,6 +3938,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description why Haven paused the policy (`came_of_age`: the child turned 18); null when a person paused it or it is not paused */
+                        paused_reason: "came_of_age" | null;
                         priority: number;
                         /** @enum {unknown} */
                         status: "draft" | "active" | "paused";
@@ -4072,6 +4324,144 @@ export interface operations {
             };
         };
     };
+    createTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description RFC 3339 date-time */
+                    frozen_time: string;
+                    name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        frozen_time: string;
+                        /** Format: uuid */
+                        id: string;
+                        name: string | null;
+                        /**
+                         * @description `advancing` until every effect that fell due (birthdays, coming of age) ran
+                         * @enum {unknown}
+                         */
+                        status: "ready" | "advancing";
+                    };
+                };
+            };
+        };
+    };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                clockID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        frozen_time: string;
+                        /** Format: uuid */
+                        id: string;
+                        name: string | null;
+                        /**
+                         * @description `advancing` until every effect that fell due (birthdays, coming of age) ran
+                         * @enum {unknown}
+                         */
+                        status: "ready" | "advancing";
+                    };
+                };
+            };
+        };
+    };
+    deleteTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                clockID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                clockID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description RFC 3339 date-time */
+                    frozen_time: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        frozen_time: string;
+                        /** Format: uuid */
+                        id: string;
+                        name: string | null;
+                        /**
+                         * @description `advancing` until every effect that fell due (birthdays, coming of age) ran
+                         * @enum {unknown}
+                         */
+                        status: "ready" | "advancing";
+                    };
+                };
+            };
+        };
+    };
     quickSetup: {
         parameters: {
             query?: never;
@@ -4094,6 +4484,8 @@ export interface operations {
                     family_name?: string;
                     /** @enum {unknown} */
                     strictness?: "relaxed" | "recommended" | "strict";
+                    /** @description sandbox: the test clock a new family lives by (ignored with family_id: the family keeps its clock) */
+                    test_clock_id?: string | null;
                 };
             };
         };
@@ -4219,7 +4611,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description event types to receive (child.created, child.updated, child.deleted, policy.created, policy.updated, policy.activated, policy.paused, enforcement.completed, enforcement.partial, enforcement.failed, device.registered, device.revoked, device.report, device.acknowledged, connection.created, connection.deleted, test), or ["*"] for every type, including types added later */
+                    /** @description event types to receive (child.created, child.updated, child.deleted, child.age_changed, child.came_of_age, child.age_signal, policy.created, policy.updated, policy.activated, policy.paused, enforcement.completed, enforcement.partial, enforcement.failed, device.registered, device.revoked, device.report, device.acknowledged, connection.created, connection.deleted, test), or ["*"] for every type, including types added later */
                     events: string[];
                     /** Format: uuid */
                     family_id: string;
@@ -4338,7 +4730,7 @@ export interface operations {
                 "application/json": {
                     /** @description true re-enables a disabled webhook and clears its failures */
                     active?: boolean;
-                    /** @description event types to receive (child.created, child.updated, child.deleted, policy.created, policy.updated, policy.activated, policy.paused, enforcement.completed, enforcement.partial, enforcement.failed, device.registered, device.revoked, device.report, device.acknowledged, connection.created, connection.deleted, test), or ["*"] for every type, including types added later */
+                    /** @description event types to receive (child.created, child.updated, child.deleted, child.age_changed, child.came_of_age, child.age_signal, policy.created, policy.updated, policy.activated, policy.paused, enforcement.completed, enforcement.partial, enforcement.failed, device.registered, device.revoked, device.report, device.acknowledged, connection.created, connection.deleted, test), or ["*"] for every type, including types added later */
                     events?: string[];
                     /** @description where deliveries are POSTed; in production https to a public address */
                     url?: string;
