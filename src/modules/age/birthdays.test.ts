@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { TestClock } from '../../../test/clock.js';
 import { longSession, type Session } from '../../../test/identity.js';
+import { storedData } from '../../../test/stored-messages.js';
 
 interface Rule {
   category: string;
@@ -61,23 +62,8 @@ describe('birthdays on a test clock', () => {
     return call('GET', `/sandbox/test-clocks/${clockId}`);
   }
 
-  /** The `data` of the messages of `type` stored for the family's webhook, oldest first. */
-  async function messages(familyId: string, type: string) {
-    const rows = await t.database.handle.db
-      .selectFrom('webhook_deliveries')
-      .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
-      .select(['webhook_deliveries.payload'])
-      .where('webhooks.family_id', '=', familyId)
-      // Each message once (a failed delivery is attempted again under the same message).
-      .where('webhook_deliveries.attempt', '=', 1)
-      .orderBy('webhook_deliveries.created_at')
-      .orderBy('webhook_deliveries.seq')
-      .execute();
-    return rows
-      .map((row) => JSON.parse(row.payload) as { type: string; data: Record<string, unknown> })
-      .filter((message) => message.type === type)
-      .map((message) => message.data);
-  }
+  const messages = (familyId: string, type: string) =>
+    storedData(t.database.handle.db, familyId, type);
 
   async function setUp(name: string, birthDate: string, frozenTime: string) {
     const clock = await call('POST', '/sandbox/test-clocks', {

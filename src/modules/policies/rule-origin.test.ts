@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
 import { longSession, type Session } from '../../../test/identity.js';
+import { storedMessages } from '../../../test/stored-messages.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 
 interface Rule {
@@ -43,19 +44,10 @@ describe('rule origin and policy strictness', () => {
     return rules.every((rule) => rule.origin === 'age');
   };
 
-  /** The `data` of each policy.* event stored for the family's webhook, oldest first. */
+  /** Each policy.* message stored for the family's webhook, oldest first. */
   async function policyEvents(familyId: string) {
-    const rows = await t.database.handle.db
-      .selectFrom('webhook_deliveries')
-      .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
-      .select(['webhook_deliveries.payload'])
-      .where('webhooks.family_id', '=', familyId)
-      .orderBy('webhook_deliveries.created_at')
-      .orderBy('webhook_deliveries.seq')
-      .execute();
-    return rows
-      .map((row) => JSON.parse(row.payload) as { type: string; data: Record<string, unknown> })
-      .filter((message) => message.type.startsWith('policy.'));
+    const stored = await storedMessages(t.database.handle.db, familyId);
+    return stored.filter((message) => message.type.startsWith('policy.'));
   }
 
   it('quick setup writes age rules and a recommended policy (strict when asked)', async () => {
