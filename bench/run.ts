@@ -6,6 +6,7 @@
 // the same on any machine. Also the idle database load, and the children read with
 // 100 000 families stored. Never part of `npm test`.
 // `npm run bench -- --soak [seconds]` runs the memory soak instead (bench/soak.ts).
+// `npm run bench -- --age-run` runs the age run's bench instead (bench/age-run.ts).
 // `npm run bench -- --only <text>` (repeatable) measures only the rows whose name contains
 // one of the texts ("idle" for the idle load, "startup" for the startup collection probe),
 // for working on one path.
@@ -733,6 +734,11 @@ async function freshPostgres(adminUrl: string): Promise<string | undefined> {
   }
 }
 
+if (process.argv.includes('--age-run')) {
+  const { ageRunBench } = await import('./age-run.js');
+  process.stdout.write(`${(await ageRunBench()).join('\n')}\n`);
+  process.exit(0);
+}
 const dataDir = mkdtempSync(join(tmpdir(), 'haven-bench-'));
 const havenPort = await freePort();
 const auth = await seed({ dataDir }, `http://127.0.0.1:${havenPort}`);
