@@ -2,7 +2,7 @@
 // among 1 000 000 children, on PostgreSQL, in a Haven process as `npm start` runs it (workers
 // inline, the run looking every 60 s). Reports:
 // - how long the run takes from its first child to its last (goal: under 60 s);
-// - EXPLAIN (ANALYZE, BUFFERS) of the statement that claims each child (claimDueChild's, as
+// - EXPLAIN (ANALYZE, BUFFERS) of the statement that claims each batch (claimDueChildren's, as
 //   Kysely compiles it), with the birthdays due and once none is;
 // - the latency of two hot API rows at a steady rate, Haven idle and during the run (goal:
 //   within 20 %).
@@ -16,7 +16,7 @@ import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/storage.js';
-import { claimDueChild } from '../src/modules/children/store.js';
+import { claimDueChildren } from '../src/modules/children/store.js';
 import { createOrgsService } from '../src/modules/orgs/service.js';
 import { createUsersService } from '../src/modules/users/service.js';
 import { storeDueChildren, storeWebhooks } from '../test/due-children.js';
@@ -44,6 +44,12 @@ const ROOT = new URL('..', import.meta.url).pathname;
  * its messages cause (which the same process makes while the run goes on).
  */
 const WEBHOOKS = process.env.BENCH_AGE_RUN_WEBHOOKS !== '0';
+/**
+ * BENCH_AGE_RUN_PROCESSES=split runs the production process model instead: the API with
+ * WORKERS=off and one `npm run worker` process, which makes the run and the deliveries.
+ */
+const SPLIT = process.env.BENCH_AGE_RUN_PROCESSES === 'split';
+const NICE = process.env.BENCH_AGE_RUN_WORKER_NICE ?? '19';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -131,9 +137,11 @@ async function seedApi(databaseUrl: string) {
 
 /** The claim statement's plan on the data as it is now (rolled back: it locks a row). */
 async function explainClaim(client: pg.Client, today: string): Promise<string> {
-  const [statement] = await statementsOf((db) => claimDueChild(db, { clock: 'real', today }));
+  const [statement] = await statementsOf((db) =>
+    claimDueChildren(db, { clock: 'real', today }, 25),
+  );
   if (!statement) {
-    throw new Error('claimDueChild sent no statement');
+    throw new Error('claimDueChildren sent no statement');
   }
   await client.query('begin');
   try {
@@ -223,6 +231,7 @@ export async function ageRunBench(): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   let haven: ChildProcess | undefined;
+  let worker: ChildProcess | undefined;
   try {
     const seedStarted = performance.now();
     const { familyIds } = await storeDueChildren(databaseUrl, {
@@ -255,9 +264,23 @@ export async function ageRunBench(): Promise<string[]> {
     const base = `http://127.0.0.1:${port}`;
     const startedAt = performance.now();
     haven = await startHaven(
-      { DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', WORKERS: 'inline' },
+      {
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        WORKERS: SPLIT ? 'off' : 'inline',
+      },
       base,
     );
+    if (SPLIT) {
+      // At the lowest CPU priority (NICE=19 by default): background work yields the cores
+      // to the API on a shared host.
+      worker = spawn('nice', ['-n', NICE, process.execPath, 'dist/worker.js'], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+    }
     const rows = [
       { name: 'key-authenticated catalog read (6 KB)', path: '/api/v1/developer/platforms' },
       {
@@ -348,10 +371,12 @@ export async function ageRunBench(): Promise<string[]> {
     );
     return lines;
   } finally {
-    if (haven && haven.exitCode === null) {
-      const exited = new Promise((resolve) => haven?.once('exit', resolve));
-      haven.kill('SIGTERM');
-      await exited;
+    for (const child of [worker, haven]) {
+      if (child && child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
     }
     await client.end();
     await receiver.stop();

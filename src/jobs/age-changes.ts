@@ -5,11 +5,12 @@
 //   while no process ran are caught up at the next look;
 // - a test clock: its advance queues an `age-changes` job that applies what fell due for the
 //   clock's families up to its frozen time, in order, then marks the clock ready.
-// Several processes share the due children (claimDueChild skips the ones another holds).
+// Several processes share the due children (claimDueChildren skips the ones another holds).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connect.js';
 import type { AgesService } from '../modules/age/service.js';
+import type { AgeChangeScope } from '../modules/children/store.js';
 import type { AgeChangeJobData } from '../modules/test-clocks/service.js';
 import { findClockById, finishAdvance } from '../modules/test-clocks/store.js';
 import type { JobQueue } from './queue.js';
@@ -26,7 +27,7 @@ export function startAgeChanges(deps: {
   clock: Clock;
   log: FastifyBaseLogger;
   jobs: Pick<JobQueue, 'handle'>;
-  ages: Pick<AgesService, 'applyNextDue'>;
+  ages: Pick<AgesService, 'applyDue'>;
   /** Whether this process runs background work (else another process does). */
   runWorkers: boolean;
   periodMs?: number;
@@ -41,24 +42,34 @@ export function startAgeChanges(deps: {
     if (!clock) {
       return; // deleted since: its families are back on the real clock
     }
-    const until = day(new Date(clock.frozen_time));
-    while (!stopping && (await deps.ages.applyNextDue({ clock: clock.id, until }))) {
-      // one child per transaction, in the order their changes fell due
-    }
+    await applyAll({ clock: clock.id, until: day(new Date(clock.frozen_time)) });
     if (stopping) {
       throw new Error('stopped before the test clock run finished'); // handed out again
     }
     await finishAdvance(deps.db, clock.id);
   });
 
+  /**
+   * Applies every change due in `scope`, batch after batch in the order they fell due. Between
+   * batches the loop yields: on PGlite a statement completes without passing through the
+   * event loop, and a long run would otherwise hold the process (no timer, no request).
+   */
+  async function applyAll(scope: AgeChangeScope): Promise<number> {
+    let applied = 0;
+    for (;;) {
+      const batch = stopping ? 0 : await deps.ages.applyDue(scope);
+      if (batch === 0) {
+        return applied;
+      }
+      applied += batch;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
   /** Applies every change due today on the real clock. */
   async function runRealClock(): Promise<void> {
     const today = day(deps.clock.now());
-    let applied = 0;
-    while (!stopping && (await deps.ages.applyNextDue({ clock: 'real', today }))) {
-      applied++;
-      await new Promise((resolve) => setImmediate(resolve)); // timers and I/O between children
-    }
+    const applied = await applyAll({ clock: 'real', today });
     if (applied > 0) {
       deps.log.info({ applied, day: today }, 'age changes applied');
     }

@@ -3,7 +3,7 @@
 // real clock's age run every 20 ms, take the same day's 200 birthdays at once. Each child is
 // applied by one of them: its policy version rises once, one `child.age_changed` message is
 // stored for it, and its applied age is the new one. On PostgreSQL the two instances have
-// their own connection pools (claimDueChild's SKIP LOCKED shares the children out); on PGlite
+// their own connection pools (claimDueChildren's SKIP LOCKED shares the children out); on PGlite
 // they share the one embedded connection, so their runs interleave one transaction at a time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';

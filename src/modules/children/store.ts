@@ -115,12 +115,16 @@ export async function deleteChild(db: Db, childId: string): Promise<void> {
 export type AgeChangeScope = { clock: 'real'; today: string } | { clock: string; until: string };
 
 /**
- * The child whose age change is due first, locked for this transaction; one another
- * transaction holds is skipped, so runs in several processes share the due children and each
- * is applied by exactly one (its next date has moved once the holder commits). Reads the
- * `next_age_change_on` index, never the whole table.
+ * Up to `limit` children whose age change is due first, locked for this transaction; those
+ * another transaction holds are skipped, so runs in several processes share the due children
+ * and each is applied by exactly one (its next date has moved once the holder commits).
+ * Reads the `next_age_change_on` index, never the whole table.
  */
-export async function claimDueChild(db: Db, scope: AgeChangeScope): Promise<ChildRow | undefined> {
+export async function claimDueChildren(
+  db: Db,
+  scope: AgeChangeScope,
+  limit: number,
+): Promise<ChildRow[]> {
   const query =
     scope.clock === 'real'
       ? db
@@ -143,12 +147,7 @@ export async function claimDueChild(db: Db, scope: AgeChangeScope): Promise<Chil
           .selectAll('c')
           .where('f.test_clock_id', '=', scope.clock)
           .where('c.next_age_change_on', '<=', (scope as { until: string }).until);
-  return query
-    .orderBy('c.next_age_change_on')
-    .limit(1)
-    .forUpdate('c')
-    .skipLocked()
-    .executeTakeFirst();
+  return query.orderBy('c.next_age_change_on').limit(limit).forUpdate('c').skipLocked().execute();
 }
 
 /** The child under a row lock (an age signal and a birthday of one child take turns). */
