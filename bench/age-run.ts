@@ -13,14 +13,12 @@ import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
-import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/storage.js';
 import { claimDueChildren } from '../src/modules/children/store.js';
-import { createOrgsService } from '../src/modules/orgs/service.js';
-import { createUsersService } from '../src/modules/users/service.js';
 import { storeDueChildren, storeWebhooks } from '../test/due-children.js';
 import { WebhookReceiver } from '../test/webhook-receiver.js';
+import { seedBenchTenant } from './bench-tenant.js';
 import { statementsOf } from './recorded-statements.js';
 
 const DATABASE = 'haven_bench_age';
@@ -82,53 +80,8 @@ async function seedApi(databaseUrl: string) {
     { database: storage.database },
   );
   try {
-    const session = (
-      await app.inject({ method: 'POST', url: '/api/v1/sandbox/session-token' })
-    ).json();
-    const auth = { authorization: `Bearer ${session.access_token}` };
-    const org = (
-      await app.inject({
-        method: 'POST',
-        url: '/api/v1/developers/orgs',
-        headers: auth,
-        payload: { name: 'Bench' },
-      })
-    ).json();
-    const deps = { db: storage.database.db, clock: systemClock };
-    await createOrgsService({ ...deps, users: createUsersService(deps) }).setTier(
-      org.id,
-      'bench',
-      1e9,
-    );
-    const key = (
-      await app.inject({
-        method: 'POST',
-        url: `/api/v1/developers/orgs/${org.id}/keys`,
-        headers: auth,
-        payload: { name: 'bench', environment: 'test' },
-      })
-    ).json();
-    const keyAuth = { authorization: `Bearer ${key.key}` };
-    const family = (
-      await app.inject({
-        method: 'POST',
-        url: '/api/v1/developer/families',
-        headers: keyAuth,
-        payload: { name: 'Bench Family' },
-      })
-    ).json();
-    for (const [name, birth_date] of [
-      ['Ada', '2016-05-01'],
-      ['Bo', '2012-09-14'],
-    ]) {
-      await app.inject({
-        method: 'POST',
-        url: `/api/v1/developer/families/${family.id}/children`,
-        headers: keyAuth,
-        payload: { name, birth_date },
-      });
-    }
-    return { keyAuth, familyId: family.id as string };
+    const tenant = await seedBenchTenant(app, storage.database.db);
+    return { keyAuth: tenant.key, familyId: tenant.familyId };
   } finally {
     await app.close();
     await storage.close();

@@ -21,12 +21,10 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
-import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/storage.js';
-import { createOrgsService } from '../src/modules/orgs/service.js';
-import { createUsersService } from '../src/modules/users/service.js';
 import { signedRequest } from '../test/ocss-signer.js';
+import { seedBenchTenant } from './bench-tenant.js';
 import { storeFamilies } from './bulk-families.js';
 import { childrenReadStatements } from './children-read-sql.js';
 import { clientAddress } from './client-address.js';
@@ -175,63 +173,17 @@ async function seed(
     { database: storage.database },
   );
   try {
-    const session = (
-      await app.inject({ method: 'POST', url: '/api/v1/sandbox/session-token' })
-    ).json();
-    const auth = { authorization: `Bearer ${session.access_token}` };
-    const org = (
-      await app.inject({
-        method: 'POST',
-        url: '/api/v1/developers/orgs',
-        headers: auth,
-        payload: { name: 'Bench' },
-      })
-    ).json();
-    // Before the org's first keyed request, so no cached limit of 100 gets in the way of
-    // seeding (thousands of devices) or of the rows.
-    const deps = { db: storage.database.db, clock: systemClock };
-    await createOrgsService({ ...deps, users: createUsersService(deps) }).setTier(
-      org.id,
-      'bench',
-      1e9,
-    );
-    const key = (
-      await app.inject({
-        method: 'POST',
-        url: `/api/v1/developers/orgs/${org.id}/keys`,
-        headers: auth,
-        payload: { name: 'bench', environment: 'test' },
-      })
-    ).json();
-    const keyAuth = { authorization: `Bearer ${key.key}` };
-    const family = (
-      await app.inject({
-        method: 'POST',
-        url: '/api/v1/developer/families',
-        headers: keyAuth,
-        payload: { name: 'Bench Family' },
-      })
-    ).json();
-    for (const [name, birth_date] of [
-      ['Ada', '2016-05-01'],
-      ['Bo', '2012-09-14'],
-    ]) {
-      await app.inject({
-        method: 'POST',
-        url: `/api/v1/developer/families/${family.id}/children`,
-        headers: keyAuth,
-        payload: { name, birth_date },
-      });
-    }
+    const tenant = await seedBenchTenant(app, storage.database.db);
+    const keyAuth = tenant.key;
     const devices = await seedDevices(app, keyAuth);
     const signBulkRead = publicBaseUrl ? await bulkReadSigner(app, publicBaseUrl) : undefined;
     // Read after the last registration, which re-issued the list.
     const trustList = await app.inject({ url: '/.well-known/ocss/trust-list' });
     return {
-      session: auth,
+      session: tenant.session,
       key: keyAuth,
-      orgId: org.id,
-      familyId: family.id,
+      orgId: tenant.orgId,
+      familyId: tenant.familyId,
       trustListEtag: String(trustList.headers.etag),
       devices,
       signBulkRead,
