@@ -158,8 +158,10 @@ export function createChildrenService(deps: {
 
     async listChildren(principal: Principal, familyId: string) {
       const result = await listChildrenRead(db, familyId, tenantOf(principal));
+      // Every row carries the same family's facts: one clock reading for the list.
+      const now = result[0] ? familyClock.nowOf(result[0]) : undefined;
       return deps.families.presentVisibleRows(principal, result, 'id', (child) =>
-        present(child as ChildRow, familyClock.nowOf(child)),
+        present(child as ChildRow, now ?? familyClock.nowOf(child)),
       );
     },
 
