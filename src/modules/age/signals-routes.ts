@@ -5,6 +5,7 @@ import { requirePrincipal } from '../../auth/principal.js';
 import type { ProductSurface } from '../../auth/product-surface.js';
 import { DateTime, Uuid } from '../../http/common-schemas.js';
 import { ERROR_MESSAGE_KEYWORD } from '../../http/validation-message.js';
+import { ChildParams } from '../children/routes.js';
 import { AGE_SIGNAL_SOURCES } from './signals.js';
 import {
   AGE_SIGNAL_MESSAGES,
@@ -71,8 +72,6 @@ const RecordAgeSignalBody = Type.Object({
     }),
   ),
 });
-
-const ChildParams = Type.Object({ childID: Uuid() });
 
 export function ageSignalRoutes(
   signals: AgeSignalsService,

@@ -55,7 +55,7 @@ const UpdateChildBody = Type.Object({
   avatar_url: Type.Optional(AvatarUrl),
 });
 
-const ChildParams = Type.Object({ childID: Uuid() });
+export const ChildParams = Type.Object({ childID: Uuid() });
 
 export function childRoutes(children: ChildrenService): FastifyPluginAsyncTypebox<ProductSurface> {
   return async (app, surface) => {
