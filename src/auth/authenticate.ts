@@ -175,7 +175,7 @@ export function installAuthentication(app: FastifyInstance, deps: AuthDeps): voi
     if (mode === 'device') {
       fromDeviceKey(request).then(
         (device) => {
-          request.device = device;
+          request.device = { ...device, requestId: request.id };
           request.callerKey = `device:${device.id}`;
           done();
         },
@@ -188,6 +188,7 @@ export function installAuthentication(app: FastifyInstance, deps: AuthDeps): voi
     }
     resolve(mode, readCredential(request.headers), request).then(
       (principal) => {
+        principal.requestId = request.id;
         request.principal = principal;
         request.callerKey = callerKeyOf(principal);
         done();

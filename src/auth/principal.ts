@@ -5,12 +5,16 @@ import type { Scope } from './scopes.js';
 
 export type Environment = 'test' | 'live';
 
-export type Principal =
+export type Principal = (
   | { kind: 'user'; userId: string }
   | { kind: 'mcp'; userId: string; familyId: string; tokenId: string }
   | { kind: 'key'; keyId: string; orgId: string; environment: Environment; scopes: Scope[] }
   /** Sandbox caller without a credential: the stable sandbox user of its X-Sandbox-Session. */
-  | { kind: 'sandbox'; session: string; userId: string };
+  | { kind: 'sandbox'; session: string; userId: string }
+) & {
+  /** The request acting (its `x-request-id`), for the audit log; absent outside a request. */
+  requestId?: string;
+};
 
 /** A caller authenticated by an API key. */
 export type KeyPrincipal = Extract<Principal, { kind: 'key' }>;
@@ -33,6 +37,8 @@ export interface DeviceIdentity {
   id: string;
   childId: string;
   familyId: string;
+  /** The request acting (its `x-request-id`), for the audit log. */
+  requestId?: string;
 }
 
 declare module 'fastify' {

@@ -6,6 +6,7 @@
 // jobs, and a rolled-back one never does; what leaves the process (HTTP to endpoints and
 // partners) starts later, from those committed rows.
 import type { Transaction } from 'kysely';
+import type { AuditActor } from '../modules/audit/actor.js';
 import type { Db } from './connect.js';
 import type { Database } from './schema.js';
 
@@ -28,9 +29,25 @@ export interface ChangeFacts {
   activePolicyRemoved?: { childId: string; policyId: string; policyVersion: number };
 }
 
-/** Everything one change stated, grouped by family in the order first stated. */
+/**
+ * One audit entry a change states (CONTRACT.md §12.1): on the family's chain when it names a
+ * family, else on the org's.
+ */
+export interface StatedAuditEntry {
+  familyId?: string | null;
+  orgId?: string | null;
+  actor: AuditActor;
+  /** `<resource>.<verb>`. */
+  action: string;
+  target: { type: string; id: string };
+  /** Built with audit/changes.ts: no personal value. */
+  changes: Record<string, unknown>;
+}
+
+/** Everything one change stated: events grouped by family in the order first stated. */
 export interface StatedEffects {
   families: Array<{ familyId: string; events: StatedEvent[]; facts: ChangeFacts }>;
+  audit: StatedAuditEntry[];
 }
 
 /** Writes what a change implies, inside its transaction (an error rolls the change back). */
@@ -44,6 +61,8 @@ export interface Change {
    * fact with no event is stated too: sinks receive that family with an empty event list.
    */
   emit(familyId: string, events: readonly StatedEvent[], facts?: ChangeFacts): void;
+  /** States the audit entry of this change (written at the end, before the commit). */
+  audit(entry: StatedAuditEntry): void;
 }
 
 export function createChangeRunner(deps: { db: Db }) {
@@ -51,7 +70,7 @@ export function createChangeRunner(deps: { db: Db }) {
 
   /** Writes what the change stated, in its transaction: the change commits with it or not at all. */
   async function flush(trx: Transaction<Database>, effects: StatedEffects): Promise<void> {
-    if (effects.families.length === 0) {
+    if (effects.families.length === 0 && effects.audit.length === 0) {
       return;
     }
     for (const sink of sinks) {
@@ -74,6 +93,9 @@ export function createChangeRunner(deps: { db: Db }) {
         family.events.push(...events);
         Object.assign(family.facts, facts);
       },
+      audit(entry) {
+        effects.audit.push(entry);
+      },
     };
   }
 
@@ -82,7 +104,7 @@ export function createChangeRunner(deps: { db: Db }) {
     trx: Transaction<Database>,
     work: (change: Change) => Promise<T>,
   ): Promise<T> {
-    const effects: StatedEffects = { families: [] };
+    const effects: StatedEffects = { families: [], audit: [] };
     const result = await work(changeOn(trx, effects));
     await flush(trx, effects);
     return result;

@@ -21,6 +21,9 @@ import { annexBRoutes } from './annex-b/routes.js';
 import { createAnnexBService } from './annex-b/service.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import { createApiKeysService } from './api-keys/service.js';
+import { familyAuditRoutes, orgAuditRoutes } from './audit/routes.js';
+import { createAuditService } from './audit/service.js';
+import { createAuditSink } from './audit/sink.js';
 import { childRoutes } from './children/routes.js';
 import { createChildrenService } from './children/service.js';
 import { connectionRoutes } from './connections/routes.js';
@@ -118,6 +121,11 @@ export interface ServiceTuning {
   partnerHttp?: PartnerHttpTuning;
   /** How often the real clock's age run looks for due children (default 60 s). */
   ageRunPeriodMs?: number;
+  /**
+   * Whether changes write audit entries (default true). Off only to measure what the log
+   * costs (`npm run bench`); a deployment never turns it off.
+   */
+  auditLog?: boolean;
 }
 
 export async function createServices(
@@ -141,6 +149,8 @@ export async function createServices(
   // Every change's events are handed to their subscribers inside the change's transaction.
   const writes = createChangeRunner({ db: deps.db });
   writes.addSink(events.sink);
+  // And their audit entries appended to their chains, in the same transaction.
+  writes.addSink(createAuditSink({ clock: deps.clock, enabled: tuning.auditLog ?? true }));
   const users = createUsersService(deps);
   const sandboxSessions = createSandboxSessionsService({
     ...deps,
@@ -288,6 +298,7 @@ export async function createServices(
   await policyChanges.family(DEMO_FAMILY_ID);
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
   const annexB = createAnnexBService(deps);
+  const audit = createAuditService({ ...deps, families, orgs, steward });
   return {
     bus,
     jobs,
@@ -323,6 +334,7 @@ export async function createServices(
     /** The signed routes' verifier, for their fast path (signed-read-fast-path.ts). */
     signerCheck: signatureGuard.check,
     annexB,
+    audit,
   };
 }
 
@@ -352,8 +364,10 @@ export async function registerRoutes(
   await app.register(apiKeyRoutes(services.apiKeys));
   await app.register(usageRoutes(services.usage));
   await app.register(mcpTokenRoutes(services.mcpTokens));
+  await app.register(orgAuditRoutes(services.audit));
   await registerProductRoutes(app, familyRoutes(services.families));
   await registerProductRoutes(app, familyMemberRoutes(services.families));
+  await registerProductRoutes(app, familyAuditRoutes(services.audit));
   await registerProductRoutes(app, childRoutes(services.children));
   await registerProductRoutes(app, ageSignalRoutes(services.ageSignals));
   await registerProductRoutes(app, policyRoutes(services.policies));

@@ -7,6 +7,8 @@ import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError } from '../../http/errors.js';
 import { ageOn, nextAgeChangeOn } from '../age/bands.js';
 import { childAgeOn } from '../age/effective-age.js';
+import { actorOf } from '../audit/actor.js';
+import { auditChanges } from '../audit/changes.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
@@ -22,6 +24,8 @@ import {
 } from './store.js';
 
 export const CHILD_NOT_FOUND = 'child not found';
+/** A child's personal data: the audit log names these fields without their values. */
+const CHILD_PERSONAL_FIELDS = ['name', 'birth_date', 'avatar_url'] as const;
 
 export interface ChildInput {
   name?: string;
@@ -152,6 +156,13 @@ export function createChildrenService(deps: {
       await deps.writes.run(async (change) => {
         await insertChild(change.trx, child);
         change.emit(familyId, stated('child.created', child, now));
+        change.audit({
+          familyId,
+          actor: actorOf(principal),
+          action: 'child.created',
+          target: { type: 'child', id: child.id },
+          changes: auditChanges(input, CHILD_PERSONAL_FIELDS),
+        });
       });
       return present(child, now);
     },
@@ -188,6 +199,13 @@ export function createChildrenService(deps: {
           updated_at: now,
         });
         change.emit(row.family_id, stated('child.updated', row, now));
+        change.audit({
+          familyId: row.family_id,
+          actor: actorOf(principal),
+          action: 'child.updated',
+          target: { type: 'child', id: childId },
+          changes: auditChanges(input, CHILD_PERSONAL_FIELDS),
+        });
         return row;
       });
       return present(updated, now);
@@ -198,6 +216,13 @@ export function createChildrenService(deps: {
       await deps.writes.run(async (change) => {
         await deleteChild(change.trx, childId);
         change.emit(child.family_id, stated('child.deleted', child, now));
+        change.audit({
+          familyId: child.family_id,
+          actor: actorOf(principal),
+          action: 'child.deleted',
+          target: { type: 'child', id: childId },
+          changes: {},
+        });
       });
       await deps.policyChanges.child(childId);
     },
