@@ -6,7 +6,8 @@
 // the same on any machine. Also the idle database load, and the children read with
 // 100 000 families stored. Never part of `npm test`.
 // `npm run bench -- --soak [seconds]` runs the memory soak instead (bench/soak.ts).
-// `npm run bench -- --age-run` runs the age run's bench instead (bench/age-run.ts).
+// `npm run bench -- --age-run` runs the age run's bench instead (bench/age-run.ts), and
+// `npm run bench -- --audit-cost` what the audit log costs writes (bench/audit-cost.ts).
 // `npm run bench -- --only <text>` (repeatable) measures only the rows whose name contains
 // one of the texts ("idle" for the idle load, "startup" for the startup collection probe),
 // for working on one path.
@@ -686,6 +687,11 @@ async function freshPostgres(adminUrl: string): Promise<string | undefined> {
   }
 }
 
+if (process.argv.includes('--audit-cost')) {
+  const { auditCostBench } = await import('./audit-cost.js');
+  process.stdout.write(`${(await auditCostBench()).join('\n')}\n`);
+  process.exit(0);
+}
 if (process.argv.includes('--age-run')) {
   const { ageRunBench } = await import('./age-run.js');
   process.stdout.write(`${(await ageRunBench()).join('\n')}\n`);

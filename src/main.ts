@@ -21,7 +21,12 @@ async function main(): Promise<void> {
   }
 
   const storage = await openStorage(config).catch((error: Error) => fail(error.message));
-  const app = await buildApp(config, { database: storage.database });
+  const app = await buildApp(config, {
+    database: storage.database,
+    // The bench's switch (bench/audit-cost.ts): the same build without audit entries, to
+    // measure what the log costs. Not a setting: no deployment runs without its log.
+    ...(process.env.HAVEN_BENCH_AUDIT_LOG === 'off' ? { tuning: { auditLog: false } } : {}),
+  });
   storage.onIdleError((error) => app.log.warn({ err: error }, 'database connection lost'));
 
   // Routes and their schemas are compiled by ready(); what compiling left behind is collected
