@@ -34,6 +34,14 @@ describe('configuration (CONTRACT.md §1)', () => {
       sandboxSessions: { max: 10_000, idleMs: 30 * 24 * 60 * 60 * 1000 },
       workers: 'inline',
       partnerApiUrls: { nextdns: 'https://api.nextdns.io', controld: 'https://api.controld.com' },
+      retention: {
+        viewing_history_days: 90,
+        device_reports_days: 30,
+        webhook_deliveries_days: 30,
+        usage_days: 400,
+        audit_log_days: 400,
+        erasure_receipts_days: 400,
+      },
     });
   });
 
@@ -56,8 +64,10 @@ describe('configuration (CONTRACT.md §1)', () => {
       SANDBOX_MAX_SESSIONS: '50',
       CREDENTIALS_KEY: `${Buffer.alloc(32, 1).toString('base64')},${Buffer.alloc(32, 2).toString('base64url')}`,
       SANDBOX_SESSION_IDLE_DAYS: '2',
+      RETENTION_AUDIT_LOG_DAYS: '800',
     });
     expect(config).toMatchObject({
+      retention: { audit_log_days: 800, viewing_history_days: 90 },
       sandboxSessions: { max: 50, idleMs: 2 * 24 * 60 * 60 * 1000 },
       credentialKeys: [Buffer.alloc(32, 1), Buffer.alloc(32, 2)],
       port: 0,
@@ -103,6 +113,9 @@ describe('configuration (CONTRACT.md §1)', () => {
     );
     expect(failure({ SANDBOX_SESSION_IDLE_DAYS: '1.5' })).toMatch(/^SANDBOX_SESSION_IDLE_DAYS: /);
     expect(failure({ PUBLIC_BASE_URL: 'ftp://x' })).toBe('PUBLIC_BASE_URL: must use http or https');
+    expect(failure({ RETENTION_USAGE_DAYS: '0' })).toBe(
+      'RETENTION_USAGE_DAYS: must be a positive integer number of days up to 36500, got "0"',
+    );
     expect(failure({ WORKERS: 'sometimes' })).toBe(
       'WORKERS: must be inline or off, got "sometimes"',
     );

@@ -35,7 +35,31 @@ export interface Config {
   workers: WorkersMode;
   /** Where the live partner adapters find the partners' APIs (CONTRACT.md §10.4). */
   partnerApiUrls: { nextdns: string; controld: string };
+  /** How many days each kind of record is kept (CONTRACT.md §12.4), RETENTION_<NAME>_DAYS. */
+  retention: RetentionDays;
 }
+
+/** The retention policy as GET /api/v1/retention answers it. */
+export interface RetentionDays {
+  viewing_history_days: number;
+  device_reports_days: number;
+  webhook_deliveries_days: number;
+  usage_days: number;
+  audit_log_days: number;
+  erasure_receipts_days: number;
+}
+
+export const RETENTION_DEFAULTS: Readonly<RetentionDays> = {
+  viewing_history_days: 90,
+  device_reports_days: 30,
+  webhook_deliveries_days: 30,
+  usage_days: 400,
+  audit_log_days: 400,
+  erasure_receipts_days: 400,
+};
+
+/** A century: longer would put the purge's cutoff before any date the database stores. */
+const MAX_RETENTION_DAYS = 36_500;
 
 export type WorkersMode = 'inline' | 'off';
 
@@ -148,6 +172,30 @@ function parsePositiveInt(name: string, raw: string | undefined, fallback: numbe
     throw new ConfigError(name, `must be a positive integer, got "${raw}"`);
   }
   return Number(raw);
+}
+
+/** RETENTION_VIEWING_HISTORY_DAYS for viewing_history_days, and so on. */
+export function retentionVariable(field: keyof RetentionDays): string {
+  return `RETENTION_${field.toUpperCase()}`;
+}
+
+function parseRetention(env: Env): RetentionDays {
+  const days = { ...RETENTION_DEFAULTS };
+  for (const field of Object.keys(days) as Array<keyof RetentionDays>) {
+    const name = retentionVariable(field);
+    const raw = read(env, name);
+    if (raw === undefined) {
+      continue;
+    }
+    if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_RETENTION_DAYS) {
+      throw new ConfigError(
+        name,
+        `must be a positive integer number of days up to ${MAX_RETENTION_DAYS}, got "${raw}"`,
+      );
+    }
+    days[field] = Number(raw);
+  }
+  return days;
 }
 
 function parseCredentialKeys(raw: string | undefined): Buffer[] | undefined {
@@ -284,5 +332,6 @@ export function loadConfig(env: Env = process.env): Config {
         parseUrl('CONTROLD_API_URL', read(env, 'CONTROLD_API_URL'), ['http:', 'https:']) ??
         'https://api.controld.com',
     },
+    retention: parseRetention(env),
   };
 }

@@ -4,13 +4,15 @@
 //   change, so a day's birthdays are applied within a period of midnight UTC, and days missed
 //   while no process ran are caught up at the next look;
 // - a test clock: its advance queues an `age-changes` job that applies what fell due for the
-//   clock's families up to its frozen time, in order, then marks the clock ready.
+//   clock's families up to its frozen time, in order, purges what fell out of retention by
+//   then (CONTRACT.md §12.4), then marks the clock ready.
 // Several processes share the due children (claimDueChildren skips the ones another holds).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connect.js';
 import type { AgesService } from '../modules/age/service.js';
 import type { AgeChangeScope } from '../modules/children/store.js';
+import type { RetentionService } from '../modules/retention/service.js';
 import type { AgeChangeJobData } from '../modules/test-clocks/service.js';
 import { findClockById, finishAdvance } from '../modules/test-clocks/store.js';
 import type { JobQueue } from './queue.js';
@@ -28,6 +30,8 @@ export function startAgeChanges(deps: {
   log: FastifyBaseLogger;
   jobs: Pick<JobQueue, 'handle'>;
   ages: Pick<AgesService, 'applyDue'>;
+  /** The clock's families' retention purge, by the clock's time (the real clock's is daily). */
+  retention: Pick<RetentionService, 'purgeTestClock'>;
   /** Whether this process runs background work (else another process does). */
   runWorkers: boolean;
   periodMs?: number;
@@ -43,6 +47,9 @@ export function startAgeChanges(deps: {
       return; // deleted since: its families are back on the real clock
     }
     await applyAll({ clock: clock.id, until: day(new Date(clock.frozen_time)) });
+    if (!stopping) {
+      await deps.retention.purgeTestClock(clock.id);
+    }
     if (stopping) {
       throw new Error('stopped before the test clock run finished'); // handed out again
     }

@@ -13,6 +13,7 @@ import type { DatabaseNotifications } from '../db/notifications.js';
 import { createChangeRunner } from '../db/transaction-effects.js';
 import { startAgeChanges } from '../jobs/age-changes.js';
 import { createJobQueue } from '../jobs/queue.js';
+import { startRetentionRun } from '../jobs/retention.js';
 import { createMemoryNonceStore, createRedisNonceStore } from '../ocss/nonce-store.js';
 import { createAgesService } from './age/service.js';
 import { ageSignalRoutes } from './age/signals-routes.js';
@@ -37,7 +38,11 @@ import { createDevicesService } from './devices/service.js';
 import { enforcementRoutes } from './enforcement/routes.js';
 import { sandboxFailureRoutes } from './enforcement/sandbox-routes.js';
 import { createEnforcementService } from './enforcement/service.js';
+import { erasureRoutes } from './erasure/routes.js';
+import { createErasureService } from './erasure/service.js';
 import { createEventHub } from './events/hub.js';
+import { exportRoutes } from './export/routes.js';
+import { createExportService } from './export/service.js';
 import { familyMemberRoutes } from './families/member-routes.js';
 import { familyRoutes } from './families/routes.js';
 import { createFamiliesService } from './families/service.js';
@@ -67,6 +72,8 @@ import { createProvidersService } from './providers/service.js';
 import { quickSetupRoutes } from './quick-setup/routes.js';
 import { createQuickSetupService } from './quick-setup/service.js';
 import { ratingRoutes } from './ratings/routes.js';
+import { retentionRoutes } from './retention/routes.js';
+import { createRetentionService } from './retention/service.js';
 import { ruleCategoryRoutes } from './rules/routes.js';
 import { createSandboxSessionsService } from './sandbox-sessions/service.js';
 import { createFamilyClock } from './test-clocks/family-clock.js';
@@ -121,6 +128,8 @@ export interface ServiceTuning {
   partnerHttp?: PartnerHttpTuning;
   /** How often the real clock's age run looks for due children (default 60 s). */
   ageRunPeriodMs?: number;
+  /** How often the real clock's retention purge looks whether a new day began (default 60 s). */
+  retentionRunPeriodMs?: number;
   /**
    * Whether changes write audit entries (default true). Off only to measure what the log
    * costs (`npm run bench`); a deployment never turns it off.
@@ -159,11 +168,12 @@ export async function createServices(
     limits: config.sandboxSessions,
     policyChanges,
   });
-  const orgs = createOrgsService({ ...deps, users });
-  const apiKeys = createApiKeysService({ ...deps, orgs, bus });
+  const orgs = createOrgsService({ ...deps, users, writes });
+  const apiKeys = createApiKeysService({ ...deps, orgs, bus, writes });
   const testClocks = createTestClocksService({
     ...deps,
     jobs,
+    writes,
     enabled: config.appEnv === 'sandbox',
   });
   const familyClock = createFamilyClock(deps);
@@ -171,15 +181,14 @@ export async function createServices(
     ...deps,
     users,
     sandbox: config.appEnv === 'sandbox',
-    policyChanges,
     testClocks,
+    writes,
   });
-  const mcpTokens = createMcpTokensService({ ...deps, families, bus });
+  const mcpTokens = createMcpTokensService({ ...deps, families, bus, writes });
   const children = createChildrenService({
     ...deps,
     families,
     writes,
-    policyChanges,
     familyClock,
   });
   const policies = createPoliciesService({
@@ -198,13 +207,22 @@ export async function createServices(
     ages,
     policyChanges,
   });
+  const retention = createRetentionService({ ...deps, writes, days: config.retention });
   const ageChanges = startAgeChanges({
     ...deps,
     log,
     jobs,
     ages,
+    retention,
     runWorkers: config.workers === 'inline',
     periodMs: tuning.ageRunPeriodMs,
+  });
+  const retentionRun = startRetentionRun({
+    ...deps,
+    log,
+    retention,
+    runWorkers: config.workers === 'inline',
+    periodMs: tuning.retentionRunPeriodMs,
   });
   const viewingHistory = createViewingHistoryService({ ...deps, families });
   const devices = createDevicesService({ ...deps, log, bus, writes, children, families });
@@ -223,6 +241,7 @@ export async function createServices(
     policyChanges,
     familyClock,
     testClocks,
+    auditLog: tuning.auditLog ?? true,
   });
   const usage = createUsageService({ ...deps, orgs });
   const sandboxOAuth = await createSandboxOAuthProvider({
@@ -253,6 +272,7 @@ export async function createServices(
     events,
     families,
     cipher,
+    writes,
     tuning: {
       retryDelaysSeconds: tuning.webhookRetryDelaysSeconds,
       timeoutMs: tuning.webhookTimeoutMs,
@@ -285,7 +305,7 @@ export async function createServices(
     notifications,
   });
   await trustList.reissue();
-  const advisors = createAdvisorsService({ ...deps, trustList, orgs, families });
+  const advisors = createAdvisorsService({ ...deps, trustList, orgs, families, writes });
   const nonces = createNonceStore(config.redisUrl, deps.clock, log);
   const signatureGuard = createSignatureGuard({
     trustList,
@@ -299,6 +319,22 @@ export async function createServices(
   const authority = await createSessionAuthority(config, deps.db, deps.clock);
   const annexB = createAnnexBService(deps);
   const audit = createAuditService({ ...deps, families, orgs, steward });
+  const erasure = createErasureService({
+    ...deps,
+    log,
+    appEnv: config.appEnv,
+    writes,
+    jobs,
+    bus,
+    cipher,
+    livePartners,
+    steward,
+    familyClock,
+    families,
+    children,
+    policyChanges,
+  });
+  const familyExports = createExportService({ ...deps, families, children, familyClock });
   return {
     bus,
     jobs,
@@ -317,6 +353,8 @@ export async function createServices(
     ages,
     ageSignals,
     ageChanges,
+    retention,
+    retentionRun,
     testClocks,
     viewingHistory,
     devices,
@@ -335,6 +373,8 @@ export async function createServices(
     signerCheck: signatureGuard.check,
     annexB,
     audit,
+    familyExports,
+    erasure,
   };
 }
 
@@ -343,6 +383,7 @@ export type Services = Awaited<ReturnType<typeof createServices>>;
 /** Stops the workers first (they use everything else), then the rest. */
 export async function closeServices(services: Services): Promise<void> {
   await services.ageChanges.stop();
+  await services.retentionRun.stop();
   await services.jobs.stop();
   await services.sandboxSessions.close();
   await services.devices.close();
@@ -365,10 +406,10 @@ export async function registerRoutes(
   await app.register(usageRoutes(services.usage));
   await app.register(mcpTokenRoutes(services.mcpTokens));
   await app.register(orgAuditRoutes(services.audit));
-  await registerProductRoutes(app, familyRoutes(services.families));
+  await registerProductRoutes(app, familyRoutes(services.families, services.erasure));
   await registerProductRoutes(app, familyMemberRoutes(services.families));
   await registerProductRoutes(app, familyAuditRoutes(services.audit));
-  await registerProductRoutes(app, childRoutes(services.children));
+  await registerProductRoutes(app, childRoutes(services.children, services.erasure));
   await registerProductRoutes(app, ageSignalRoutes(services.ageSignals));
   await registerProductRoutes(app, policyRoutes(services.policies));
   await registerProductRoutes(app, quickSetupRoutes(services.quickSetup));
@@ -388,6 +429,8 @@ export async function registerRoutes(
   await registerProductRoutes(app, deviceRoutes(services.devices));
   await registerProductRoutes(app, viewingHistoryRoutes(services.viewingHistory));
   await registerProductRoutes(app, webhookRoutes(services.webhooks));
+  await registerProductRoutes(app, exportRoutes(services.familyExports));
+  await registerProductRoutes(app, erasureRoutes(services.erasure));
   await app.register(deviceAgentRoutes(services.deviceAgent));
   await app.register(providerRoutes(services.providers));
   await app.register(discoveryRoutes(services.trustList));
@@ -395,6 +438,7 @@ export async function registerRoutes(
   await app.register(signedRoutes({ ...services.signed, providers: services.providers }));
   await app.register(sandboxOAuthRoutes(services.sandboxOAuth));
   await app.register(annexBRoutes(services.annexB));
+  await app.register(retentionRoutes(services.retention.days));
   await app.register(mcpRoutes({ root: app, publicBaseUrl: () => config.publicBaseUrl }));
   await app.register(consoleRoutes);
 }
