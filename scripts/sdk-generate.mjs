@@ -36,6 +36,7 @@ const OVERRIDES = {
   registerOrgAdvisor: ['orgs', 'registerAdvisor'],
   listOrgAdvisors: ['orgs', 'listAdvisors'],
   getAuthenticatedUser: ['auth', 'me'],
+  getFamilyAuditHead: ['auditLog', 'head'],
 };
 
 /** The OCSS verbs a `signer` signs (RFC 9421); the SDK refuses them without one. */
@@ -63,6 +64,9 @@ const RESOURCE_WORDS = {
   usage: ['Developer', 'Usage'],
   annexB: ['Annex', 'B'],
   testClocks: ['Test', 'Clock', 'Clocks'],
+  auditLog: ['Family', 'Audit', 'Log'],
+  erasures: ['Erasure'],
+  retention: ['Retention', 'Policy'],
 };
 
 const camel = (text) =>
@@ -102,6 +106,30 @@ async function buildDocument() {
   }
 }
 
+/** `#/components/schemas/…` → the schema it names. */
+const resolved = (doc, schema) =>
+  schema?.$ref
+    ? doc.components?.schemas?.[schema.$ref.replace('#/components/schemas/', '')]
+    : schema;
+
+/**
+ * A list paged by cursor: `limit` and `before` in, `{<items>: [...], next_before}` out (the
+ * audit log). Its method is awaitable for one page and iterable over every item; the name of
+ * the items' array, or undefined when the operation is not such a list.
+ */
+function cursorItemsOf(doc, op, parameters) {
+  const takes = (name) => parameters.some((p) => p.in === 'query' && p.name === name);
+  const page = resolved(doc, op.responses?.['200']?.content?.['application/json']?.schema);
+  if (!takes('limit') || !takes('before') || !page?.properties?.next_before) {
+    return undefined;
+  }
+  const arrays = Object.entries(page.properties).filter(([, schema]) => schema.type === 'array');
+  if (arrays.length !== 1) {
+    throw new Error(`${op.operationId} pages by cursor but has ${arrays.length} arrays`);
+  }
+  return arrays[0][0];
+}
+
 /** The operations the SDK calls: /api/v1, each once (the /developer twin is a runtime choice). */
 function operationsOf(doc) {
   const operations = [];
@@ -133,6 +161,7 @@ function operationsOf(doc) {
         paginated:
           parameters.some((p) => p.in === 'query' && p.name === 'limit') &&
           parameters.some((p) => p.in === 'query' && p.name === 'offset'),
+        cursorItems: cursorItemsOf(doc, op, parameters),
       });
     }
   }
@@ -184,7 +213,8 @@ function renderResources(operations) {
     '// `npm run sdk:generate` rewrites it; `npm run sdk:check` fails when it is stale.',
     "import type { Core, RequestOptions } from '../core.js';",
     "import type { ApiCall } from '../api-call.js';",
-    "import type { Body, Item, Query, Result } from '../operation-types.js';",
+    "import type { PagedCall } from '../paged-call.js';",
+    "import type { Body, Item, PageItem, Query, Result } from '../operation-types.js';",
     '',
     'export function createResources(core: Core) {',
     '  return {',
@@ -212,8 +242,13 @@ function renderResources(operations) {
       const call = `core.call(${spec}, [${op.pathParams.map(paramName).join(', ')}], ${
         op.hasBody ? 'body' : 'undefined'
       }, ${op.query.length > 0 ? 'query' : 'undefined'}, options)`;
-      const doc = `      /** ${op.summary.replaceAll('*/', '*\\/')} (\`${op.method} ${op.path}\`${op.signed ? ', signed' : ''}) */`;
-      if (op.paginated) {
+      const doc = `      /** ${op.summary.replaceAll('*/', '*\\/')} (\`${op.method} ${op.path}\`${op.signed ? ', signed' : ''}${op.cursorItems ? '; one page, or `for await` over every item of every page' : ''}) */`;
+      if (op.cursorItems) {
+        lines.push(doc);
+        lines.push(
+          `      ${method}: (${args.join(', ')}): PagedCall<Result<'${op.id}'>, PageItem<'${op.id}', '${op.cursorItems}'>> => core.cursorPaged(${spec}, [${op.pathParams.map(paramName).join(', ')}], query, '${op.cursorItems}', options),`,
+        );
+      } else if (op.paginated) {
         lines.push(doc);
         lines.push(
           `      ${method}: Object.assign((${args.join(', ')}): ApiCall<Result<'${op.id}'>> => ${call}, {`,

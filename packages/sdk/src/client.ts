@@ -1,5 +1,6 @@
 // `new Haven({...})`: the client (CONTRACT.md §10.2). The credential chooses the routes: an
 // API key calls the /api/v1/developer twins, anything else /api/v1.
+import { verifyAuditChain } from './audit-chain.js';
 import { Core, type Credential } from './core.js';
 import { createResources, type Resources } from './generated/resources.js';
 import type { Signer } from './signer.js';
@@ -56,8 +57,25 @@ function credentialOf(options: HavenOptions): Credential {
   }
 }
 
+/** What no operation does: methods written by hand beside the generated ones. */
+function handWritten() {
+  return {
+    auditLog: {
+      /** Recomputes an audit chain where you are (see `verifyAuditChain`). */
+      verify: verifyAuditChain,
+    },
+  };
+}
+
+type HandWritten = ReturnType<typeof handWritten>;
+
+/** The generated resources, each with its hand-written methods beside. */
+type AllResources = Omit<Resources, keyof HandWritten> & {
+  [name in keyof HandWritten]: Resources[name] & HandWritten[name];
+};
+
 // The resources are generated from the OpenAPI document; the class carries them.
-export interface Haven extends Resources {}
+export interface Haven extends AllResources {}
 
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the generated resources are merged in
 export class Haven {
@@ -70,6 +88,10 @@ export class Haven {
       timeoutMs: options.timeoutMs ?? 30_000,
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     });
-    Object.assign(this, createResources(core));
+    const resources: Record<string, object> = createResources(core);
+    for (const [name, methods] of Object.entries(handWritten())) {
+      resources[name] = { ...resources[name], ...methods };
+    }
+    Object.assign(this, resources);
   }
 }

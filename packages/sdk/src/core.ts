@@ -5,6 +5,7 @@
 // Haven's error envelope as a HavenError.
 import { ApiCall, rateLimitOf, type WithResponse } from './api-call.js';
 import { HavenError } from './errors.js';
+import { type CursorPage, PagedCall } from './paged-call.js';
 import { type Signer, signRequest } from './signer.js';
 
 export interface OperationSpec {
@@ -245,6 +246,24 @@ export class Core {
       replayed: response.headers.get('ocss-replay') === 'original',
       rateLimit: rateLimitOf(response.headers),
     };
+  }
+
+  /**
+   * A list paged by cursor: the page `query` asks for, and each next one `before` the last
+   * page's `next_before` (same `limit`, options and credential), its items in `itemsField`.
+   */
+  cursorPaged<Page extends CursorPage, Item>(
+    spec: OperationSpec,
+    pathValues: string[],
+    query: { before?: string } | undefined,
+    itemsField: string,
+    options: RequestOptions = {},
+  ): PagedCall<Page, Item> {
+    return new PagedCall<Page, Item>(
+      () => this.send<Page>(spec, pathValues, undefined, query, options),
+      (before) => this.call<Page>(spec, pathValues, undefined, { ...query, before }, options),
+      (page) => (page as unknown as Record<string, readonly Item[]>)[itemsField] ?? [],
+    );
   }
 
   /** Every item of an offset-paginated list, fetched a page at a time. */

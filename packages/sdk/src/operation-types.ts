@@ -29,5 +29,13 @@ export type Result<K extends OperationId> = operations[K]['responses'] extends {
   ? undefined
   : JsonOf<Success<operations[K]['responses']>>;
 
+/** One element of the array `F` of a page answer (`PageItem<'listFamilyAuditLog', 'entries'>`). */
+export type PageItem<K extends OperationId, F extends string> =
+  Result<K> extends {
+    [field in F]: ReadonlyArray<infer E>;
+  }
+    ? E
+    : never;
+
 /** One element of a list answer. */
 export type Item<K extends OperationId> = Result<K> extends ReadonlyArray<infer E> ? E : never;

@@ -2,7 +2,8 @@
 // `npm run sdk:generate` rewrites it; `npm run sdk:check` fails when it is stale.
 import type { Core, RequestOptions } from '../core.js';
 import type { ApiCall } from '../api-call.js';
-import type { Body, Item, Query, Result } from '../operation-types.js';
+import type { PagedCall } from '../paged-call.js';
+import type { Body, Item, PageItem, Query, Result } from '../operation-types.js';
 
 export function createResources(core: Core) {
   return {
@@ -26,6 +27,14 @@ export function createResources(core: Core) {
       /** Replace a key with a new one of the same settings; the old one is revoked (`POST /api/v1/developers/orgs/{orgId}/keys/{keyId}/regenerate`) */
       regenerate: (orgId: string, keyId: string, options?: RequestOptions): ApiCall<Result<'regenerateApiKey'>> => core.call({"id":"regenerateApiKey","method":"POST","path":"/api/v1/developers/orgs/{orgId}/keys/{keyId}/regenerate","twin":false}, [orgId, keyId], undefined, undefined, options),
     },
+    auditLog: {
+      /** The org's audit log, newest first (owners and admins) (`GET /api/v1/developers/orgs/{orgId}/audit-log`; one page, or `for await` over every item of every page) */
+      listOrg: (orgId: string, query?: Query<'listOrgAuditLog'>, options?: RequestOptions): PagedCall<Result<'listOrgAuditLog'>, PageItem<'listOrgAuditLog', 'entries'>> => core.cursorPaged({"id":"listOrgAuditLog","method":"GET","path":"/api/v1/developers/orgs/{orgId}/audit-log","twin":false}, [orgId], query, 'entries', options),
+      /** The family's audit log, newest first (`GET /api/v1/families/{familyID}/audit-log`; one page, or `for await` over every item of every page) */
+      list: (familyId: string, query?: Query<'listFamilyAuditLog'>, options?: RequestOptions): PagedCall<Result<'listFamilyAuditLog'>, PageItem<'listFamilyAuditLog', 'entries'>> => core.cursorPaged({"id":"listFamilyAuditLog","method":"GET","path":"/api/v1/families/{familyID}/audit-log","twin":true}, [familyId], query, 'entries', options),
+      /** The family's audit log head, signed by the steward key (`GET /api/v1/families/{familyID}/audit-log/head`) */
+      head: (familyId: string, options?: RequestOptions): ApiCall<Result<'getFamilyAuditHead'>> => core.call({"id":"getFamilyAuditHead","method":"GET","path":"/api/v1/families/{familyID}/audit-log/head","twin":true}, [familyId], undefined, undefined, options),
+    },
     auth: {
       /** The user behind the session token (`GET /api/v1/auth/me`) */
       me: (options?: RequestOptions): ApiCall<Result<'getAuthenticatedUser'>> => core.call({"id":"getAuthenticatedUser","method":"GET","path":"/api/v1/auth/me","twin":false}, [], undefined, undefined, options),
@@ -41,7 +50,7 @@ export function createResources(core: Core) {
       get: (childId: string, options?: RequestOptions): ApiCall<Result<'getChild'>> => core.call({"id":"getChild","method":"GET","path":"/api/v1/children/{childID}","twin":true}, [childId], undefined, undefined, options),
       /** Change a child’s name, birth date or avatar (owner or parent) (`PATCH /api/v1/children/{childID}`) */
       update: (childId: string, body?: Body<'updateChild'>, options?: RequestOptions): ApiCall<Result<'updateChild'>> => core.call({"id":"updateChild","method":"PATCH","path":"/api/v1/children/{childID}","twin":true}, [childId], body, undefined, options),
-      /** Remove a child (owner or parent) (`DELETE /api/v1/children/{childID}`) */
+      /** Erase a child with everything Haven holds about it (owner or parent) (`DELETE /api/v1/children/{childID}`) */
       delete: (childId: string, options?: RequestOptions): ApiCall<Result<'deleteChild'>> => core.call({"id":"deleteChild","method":"DELETE","path":"/api/v1/children/{childID}","twin":true}, [childId], undefined, undefined, options),
       /** The child’s age, band and maximum ratings today (`GET /api/v1/children/{childID}/age-ratings`) */
       getAgeRatings: (childId: string, options?: RequestOptions): ApiCall<Result<'getChildAgeRatings'>> => core.call({"id":"getChildAgeRatings","method":"GET","path":"/api/v1/children/{childID}/age-ratings","twin":true}, [childId], undefined, undefined, options),
@@ -49,6 +58,8 @@ export function createResources(core: Core) {
       recordAgeSignal: (childId: string, body: Body<'recordAgeSignal'>, options?: RequestOptions): ApiCall<Result<'recordAgeSignal'>> => core.call({"id":"recordAgeSignal","method":"POST","path":"/api/v1/children/{childID}/age-signals","twin":true}, [childId], body, undefined, options),
       /** The age signals recorded for a child, newest first (`GET /api/v1/children/{childID}/age-signals`) */
       listAgeSignals: (childId: string, options?: RequestOptions): ApiCall<Result<'listAgeSignals'>> => core.call({"id":"listAgeSignals","method":"GET","path":"/api/v1/children/{childID}/age-signals","twin":true}, [childId], undefined, undefined, options),
+      /** Everything Haven holds about one child, as one JSON download (`GET /api/v1/children/{childID}/export`) */
+      export: (childId: string, options?: RequestOptions): ApiCall<Result<'exportChild'>> => core.call({"id":"exportChild","method":"GET","path":"/api/v1/children/{childID}/export","twin":true}, [childId], undefined, undefined, options),
     },
     connections: {
       /** Connect a family to a platform (owner or parent) (`POST /api/v1/families/{familyID}/connections`) */
@@ -93,6 +104,10 @@ export function createResources(core: Core) {
         all: (query?: Query<'listEnforcementHistory'>, options?: RequestOptions): AsyncIterable<Item<'listEnforcementHistory'>> => core.paginate((page) => core.call({"id":"listEnforcementHistory","method":"GET","path":"/api/v1/enforce/history","twin":true}, [], undefined, { ...query, ...page }, options), query?.limit),
       }),
     },
+    erasures: {
+      /** The receipt of an erasure (the user who erased, or the keys of its org) (`GET /api/v1/erasures/{erasureID}`) */
+      get: (erasureId: string, options?: RequestOptions): ApiCall<Result<'getErasure'>> => core.call({"id":"getErasure","method":"GET","path":"/api/v1/erasures/{erasureID}","twin":true}, [erasureId], undefined, undefined, options),
+    },
     families: {
       /** Create a family; a user caller becomes its owner, a key makes it its org’s (`POST /api/v1/families`) */
       create: (body: Body<'createFamily'>, options?: RequestOptions): ApiCall<Result<'createFamily'>> => core.call({"id":"createFamily","method":"POST","path":"/api/v1/families","twin":true}, [], body, undefined, options),
@@ -102,7 +117,7 @@ export function createResources(core: Core) {
       get: (familyId: string, options?: RequestOptions): ApiCall<Result<'getFamily'>> => core.call({"id":"getFamily","method":"GET","path":"/api/v1/families/{familyID}","twin":true}, [familyId], undefined, undefined, options),
       /** Rename a family, or move it to a test clock (owner or parent) (`PATCH /api/v1/families/{familyID}`) */
       update: (familyId: string, body?: Body<'updateFamily'>, options?: RequestOptions): ApiCall<Result<'updateFamily'>> => core.call({"id":"updateFamily","method":"PATCH","path":"/api/v1/families/{familyID}","twin":true}, [familyId], body, undefined, options),
-      /** Delete a family with its children, policies, devices and connections (owner) (`DELETE /api/v1/families/{familyID}`) */
+      /** Erase a family with everything Haven holds about it (owner) (`DELETE /api/v1/families/{familyID}`) */
       delete: (familyId: string, options?: RequestOptions): ApiCall<Result<'deleteFamily'>> => core.call({"id":"deleteFamily","method":"DELETE","path":"/api/v1/families/{familyID}","twin":true}, [familyId], undefined, undefined, options),
       /** The members of a family (`GET /api/v1/families/{familyID}/members`) */
       listMembers: (familyId: string, options?: RequestOptions): ApiCall<Result<'listFamilyMembers'>> => core.call({"id":"listFamilyMembers","method":"GET","path":"/api/v1/families/{familyID}/members","twin":true}, [familyId], undefined, undefined, options),
@@ -112,6 +127,8 @@ export function createResources(core: Core) {
       updateMember: (familyId: string, memberId: string, body: Body<'updateFamilyMember'>, options?: RequestOptions): ApiCall<Result<'updateFamilyMember'>> => core.call({"id":"updateFamilyMember","method":"PATCH","path":"/api/v1/families/{familyID}/members/{memberID}","twin":true}, [familyId, memberId], body, undefined, options),
       /** Remove a member (owner); the last owner stays (`DELETE /api/v1/families/{familyID}/members/{memberID}`) */
       removeMember: (familyId: string, memberId: string, options?: RequestOptions): ApiCall<Result<'removeFamilyMember'>> => core.call({"id":"removeFamilyMember","method":"DELETE","path":"/api/v1/families/{familyID}/members/{memberID}","twin":true}, [familyId, memberId], undefined, undefined, options),
+      /** Everything Haven holds about the family, as one JSON download (`GET /api/v1/families/{familyID}/export`) */
+      export: (familyId: string, options?: RequestOptions): ApiCall<Result<'exportFamily'>> => core.call({"id":"exportFamily","method":"GET","path":"/api/v1/families/{familyID}/export","twin":true}, [familyId], undefined, undefined, options),
     },
     mcpTokens: {
       /** Mint an MCP token for one of the caller’s families; shown once (`POST /api/v1/mcp/tokens`) */
@@ -184,6 +201,10 @@ export function createResources(core: Core) {
       getSystem: (systemId: string, options?: RequestOptions): ApiCall<Result<'getRatingSystem'>> => core.call({"id":"getRatingSystem","method":"GET","path":"/api/v1/ratings/systems/{systemID}","twin":true}, [systemId], undefined, undefined, options),
       /** The age band and maximum rating per system for an age (`GET /api/v1/ratings/by-age`) */
       getByAge: (query: Query<'getRatingsByAge'>, options?: RequestOptions): ApiCall<Result<'getRatingsByAge'>> => core.call({"id":"getRatingsByAge","method":"GET","path":"/api/v1/ratings/by-age","twin":true}, [], undefined, query, options),
+    },
+    retention: {
+      /** How long Haven keeps each kind of record (`GET /api/v1/retention`) */
+      get: (options?: RequestOptions): ApiCall<Result<'getRetentionPolicy'>> => core.call({"id":"getRetentionPolicy","method":"GET","path":"/api/v1/retention","twin":false}, [], undefined, undefined, options),
     },
     rules: {
       /** The closed registry of 123 rule categories, with config schemas (`GET /api/v1/rules/categories`) */

@@ -102,7 +102,10 @@ export interface paths {
         get: operations["getChild"];
         put?: never;
         post?: never;
-        /** Remove a child (owner or parent) */
+        /**
+         * Erase a child with everything Haven holds about it (owner or parent)
+         * @description In one transaction: the child, its age signals, policies, rules, devices and keys, reports, viewing history, enforcement jobs, the family's webhook messages about it and the record of what Haven applied on the family's partner profiles, which a job holding the credentials sealed (7 days at most) releases first. The family's audit log keeps its entries (they hold no personal value) and records `child.erased`; `child.deleted` carries the ids only. The receipt: GET /erasures/{Haven-Erasure-Id}.
+         */
         delete: operations["deleteChild"];
         options?: never;
         head?: never;
@@ -192,6 +195,26 @@ export interface paths {
         };
         /** The child's enforcement jobs, newest first */
         get: operations["listChildEnforcementJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/children/{childID}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything Haven holds about one child, as one JSON download
+         * @description Owner or parent (a key: read:families). No secret is exported: no credential, key, token or signing secret, nor a hash of one; their prefixes only. Streamed as it is read: memory does not grow with the family. A failure after the answer began cannot become an error status; the connection is then closed before the end (the body is cut short and is not valid JSON; a chunked response lacks its last chunk), so a client must treat an incomplete document as a failed export.
+         */
+        get: operations["exportChild"];
         put?: never;
         post?: never;
         delete?: never;
@@ -303,6 +326,23 @@ export interface paths {
         put?: never;
         /** Register an advisor of the org (owner or admin); listed as did:ocss:<slug> */
         post: operations["registerOrgAdvisor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/developers/orgs/{orgId}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The org's audit log, newest first (owners and admins) */
+        get: operations["listOrgAuditLog"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -515,6 +555,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/erasures/{erasureID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The receipt of an erasure (the user who erased, or the keys of its org)
+         * @description What a DELETE of a family or a child erased (rows per table) and released on each connected platform, signed by the steward key once every release has ended. Another caller gets 404.
+         */
+        get: operations["getErasure"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/families": {
         parameters: {
             query?: never;
@@ -544,7 +604,10 @@ export interface paths {
         get: operations["getFamily"];
         put?: never;
         post?: never;
-        /** Delete a family with its children, policies, devices and connections (owner) */
+        /**
+         * Erase a family with everything Haven holds about it (owner)
+         * @description In one transaction: its children with their age signals, policies, rules, devices and keys, reports and viewing history, enforcement jobs, its members, connections and their stored credentials, webhooks and deliveries, MCP tokens and its audit log. What Haven applied on each connected platform is released first, by a job holding the credentials sealed (7 days at most). The receipt: GET /erasures/{Haven-Erasure-Id}.
+         */
         delete: operations["deleteFamily"];
         options?: never;
         head?: never;
@@ -553,6 +616,40 @@ export interface paths {
          * @description Sandbox: `test_clock_id` attaches the family to a test clock (null: back to the real clock); its children take the ages of the new clock at once, applied like birthdays.
          */
         patch: operations["updateFamily"];
+        trace?: never;
+    };
+    "/api/v1/families/{familyID}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The family's audit log, newest first */
+        get: operations["listFamilyAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/families/{familyID}/audit-log/head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The family's audit log head, signed by the steward key */
+        get: operations["getFamilyAuditHead"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/families/{familyID}/children": {
@@ -585,6 +682,26 @@ export interface paths {
         put?: never;
         /** Connect a family to a platform (owner or parent) */
         post: operations["createConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/families/{familyID}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything Haven holds about the family, as one JSON download
+         * @description Owner or parent (a key: read:families). No secret is exported: no credential, key, token or signing secret, nor a hash of one; their prefixes only. Streamed as it is read: memory does not grow with the family. A failure after the answer began cannot become an error status; the connection is then closed before the end (the body is cut short and is not valid JSON; a chunked response lacks its last chunk), so a client must treat an incomplete document as a failed export.
+         */
+        get: operations["exportFamily"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -896,6 +1013,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How long Haven keeps each kind of record
+         * @description A daily purge removes what is older, on the family’s clock (a sandbox test clock’s time for a family on one), writing one `retention.purged` entry on the family’s or org’s audit log with the rows removed per table. Audit logs lose whole oldest prefixes, so a log verifies from its first kept entry.
+         */
+        get: operations["getRetentionPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/rules/categories": {
         parameters: {
             query?: never;
@@ -1170,6 +1307,42 @@ export interface components {
              * @enum {unknown}
              */
             source: "apple_declared_age_range" | "google_play_age_signals" | "amazon_appstore" | "windows_age_signals" | "age_verification" | "parent_declared";
+        };
+        AuditEntry: {
+            /** @description `<resource>.<verb>`, e.g. `policy.rule_updated` */
+            action: string;
+            actor: {
+                id: string;
+                /** @description a key's, token's or device key's prefix, a person's role, or the system act: never a personal value */
+                label: string;
+                /** @enum {unknown} */
+                type: "user" | "api_key" | "mcp_token" | "device" | "system";
+            };
+            /** @description each field set: a setting with its new value, personal data as "[redacted]" */
+            changes: {
+                [key: string]: unknown;
+            };
+            family_id: string | null;
+            /** @description SHA-256 (lowercase hex) of the RFC 8785 JCS form of the entry without `hash` */
+            hash: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description when the change committed, on the family's clock
+             */
+            occurred_at: string;
+            org_id: string | null;
+            /** @description the previous entry’s `hash` (64 zeros for the first) */
+            prev_hash: string;
+            /** @description the `x-request-id` of the request that made the change (null for Haven’s own acts) */
+            request_id: string | null;
+            /** @description position in the chain, from 1, without gaps */
+            seq: number;
+            target: {
+                id: string;
+                type: string;
+            };
         };
         Child: {
             /** @description whole years since the birth date on the family's clock */
@@ -1924,9 +2097,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The child is erased; its receipt is at GET /erasures/{Haven-Erasure-Id} */
             204: {
                 headers: {
+                    /** @description the erasure: read its receipt (what was erased, per table, and each release) at GET /erasures/{id} */
+                    "Haven-Erasure-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2245,6 +2420,313 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EnforcementJob"][];
+                };
+            };
+        };
+    };
+    exportChild: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                childID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, as a download (haven-child-<id>.json) */
+            200: {
+                headers: {
+                    /** @description attachment; filename="haven-child-<id>.json" */
+                    "content-disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the entries of the family's chain about the child: whose target is the child or one of its policies, devices, age signals or enforcement jobs; oldest first */
+                        audit_log: {
+                            /** @description `<resource>.<verb>`, e.g. `policy.rule_updated` */
+                            action: string;
+                            actor: {
+                                id: string;
+                                /** @description a key's, token's or device key's prefix, a person's role, or the system act: never a personal value */
+                                label: string;
+                                /** @enum {unknown} */
+                                type: "user" | "api_key" | "mcp_token" | "device" | "system";
+                            };
+                            /** @description each field set: a setting with its new value, personal data as "[redacted]" */
+                            changes: {
+                                [key: string]: unknown;
+                            };
+                            family_id: string | null;
+                            /** @description SHA-256 (lowercase hex) of the RFC 8785 JCS form of the entry without `hash` */
+                            hash: string;
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description when the change committed, on the family's clock
+                             */
+                            occurred_at: string;
+                            org_id: string | null;
+                            /** @description the previous entry’s `hash` (64 zeros for the first) */
+                            prev_hash: string;
+                            /** @description the `x-request-id` of the request that made the change (null for Haven’s own acts) */
+                            request_id: string | null;
+                            /** @description position in the chain, from 1, without gaps */
+                            seq: number;
+                            target: {
+                                id: string;
+                                type: string;
+                            };
+                        }[];
+                        /** @description the one child, with `age_signals` */
+                        children: {
+                            /** @description whole years since the birth date on the family's clock */
+                            age: number;
+                            /** @description the birth-date age lies outside the range of a counting age signal */
+                            age_conflict: boolean;
+                            /**
+                             * @description the band of `effective_age`: the one the age rules are derived for
+                             * @enum {unknown}
+                             */
+                            age_group: "toddler" | "child" | "preteen" | "teen" | "young_adult";
+                            /** @description every age signal recorded for the child, oldest observation first */
+                            age_signals: {
+                                /** @description the youngest the child may be (null: no lower bound) */
+                                age_lower: number | null;
+                                /** @description the oldest the child may be (null: open) */
+                                age_upper: number | null;
+                                /** Format: uuid */
+                                child_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description how the source came to the range, in its own words (e.g. guardianDeclared) */
+                                method: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the source observed the range
+                                 */
+                                observed_at: string;
+                                /**
+                                 * @description who reported the range
+                                 * @enum {unknown}
+                                 */
+                                source: "apple_declared_age_range" | "google_play_age_signals" | "amazon_appstore" | "windows_age_signals" | "age_verification" | "parent_declared";
+                            }[];
+                            /** @description profile image */
+                            avatar_url: string | null;
+                            /**
+                             * Format: date-time
+                             * @description the birth date at midnight UTC
+                             */
+                            birth_date: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description the age Haven protects for: the smallest of `age` and the upper bound of every counting age signal */
+                            effective_age: number;
+                            /** Format: uuid */
+                            family_id: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /**
+                             * Format: date
+                             * @description YYYY-MM-DD (UTC): the next birthday, when `age` changes (a 29 February birthday counts on 1 March in other years)
+                             */
+                            next_age_change_on: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        /** @description what those devices reported (kept for the retention period) */
+                        device_reports: {
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: uuid */
+                            device_id: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description as the device sent it */
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            received_at: string;
+                            report_type: string;
+                            /**
+                             * Format: date-time
+                             * @description when the device observed it
+                             */
+                            reported_at: string;
+                        }[];
+                        /** @description their devices: the key’s prefix, never the key or its hash */
+                        devices: {
+                            /** @description the policy version the device last said it enforces */
+                            acknowledged_version: number | null;
+                            app_version: string | null;
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            device_model: string | null;
+                            device_name: string;
+                            /** @description null until the device sends an enforcement_status report */
+                            enforcement_status: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** Format: uuid */
+                            family_id: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description `svcdev_` and the first 8 characters of the key */
+                            key_prefix: string;
+                            /**
+                             * Format: date-time
+                             * @description may lag a few seconds
+                             */
+                            last_seen_at: string | null;
+                            os_version: string | null;
+                            platform_id: string | null;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                            /** @enum {unknown} */
+                            status: "active" | "revoked";
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        /** @description oldest first */
+                        enforcement_jobs: {
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: date-time */
+                            completed_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            policy_id: string;
+                            /** @description the version enforced (set again when the job runs: the policy in force then) */
+                            policy_version: number;
+                            results: {
+                                /** Format: uuid */
+                                connection_id: string;
+                                error_message: string | null;
+                                platform_id: string;
+                                rules_applied: number;
+                                rules_failed: number;
+                                /** @description enabled rules the platform has no capability to enforce */
+                                rules_skipped: number;
+                                /**
+                                 * @description unsupported: no adapter can enforce this platform here (never attempted)
+                                 * @enum {unknown}
+                                 */
+                                status: "success" | "failed" | "unsupported";
+                            }[];
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** @enum {unknown} */
+                            status: "pending" | "running" | "completed" | "failed" | "partial";
+                            /**
+                             * @description manual: asked for; policy_change: the policy in force changed; age_change: a birthday or age signal derived its age rules again; release: the child has no active policy left (paused, deleted, came of age), so every platform goes back to nothing Haven wants for the child (or to a policy active again by the time the job runs)
+                             * @enum {unknown}
+                             */
+                            trigger_type: "manual" | "policy_change" | "age_change" | "release";
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description when the export began, on the family's clock
+                         */
+                        exported_at: string;
+                        family: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description sandbox: the test clock the family lives by (ages, birthdays, created_at of its rows); null: the real clock */
+                            test_clock_id: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        /** @description the policies of those children, with `rules` */
+                        policies: {
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description why Haven paused the policy (`came_of_age`: the child turned 18); null when a person paused it or it is not paused */
+                            paused_reason: "came_of_age" | null;
+                            priority: number;
+                            /** @description its rules, by category */
+                            rules: {
+                                category: string;
+                                /** @description per the category schema (GET /rules/categories) */
+                                config: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                enabled: boolean;
+                                /** Format: uuid */
+                                id: string;
+                                /**
+                                 * @description `age`: written by generation from the child’s age (quick setup, generate-from-age), and kept following the age; `custom`: written by a person or a key
+                                 * @enum {unknown}
+                                 */
+                                origin: "age" | "custom";
+                                /** Format: uuid */
+                                policy_id: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            /** @enum {unknown} */
+                            status: "draft" | "active" | "paused";
+                            /** @description the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated */
+                            strictness: ("relaxed" | "recommended" | "strict") | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description rises by one on every change of the policy or its rules */
+                            version: number;
+                        }[];
+                        /** @description each child’s, oldest first */
+                        viewing_history: {
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description the reporting device; null once that device is deleted */
+                            device_id: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            platform: string;
+                            /** @description the CSM catalog review of the title (or else the series title); null if none */
+                            rating: {
+                                age_range_min: number;
+                                /** @description CSM-style "age N+" */
+                                age_rating: string;
+                                descriptors: string[];
+                                is_family_friendly: boolean;
+                                /** @enum {unknown} */
+                                media_type: "movie" | "tv" | "game" | "app" | "book";
+                                quality_stars: number;
+                                slug: string;
+                                /** @enum {string} */
+                                system: "csm";
+                                title: string;
+                            } | null;
+                            series_title: string | null;
+                            title: string;
+                            /** Format: date-time */
+                            watched_at: string;
+                        }[];
+                    };
                 };
             };
         };
@@ -2624,6 +3106,37 @@ export interface operations {
                         status: "active" | "suspended" | "revoked";
                         /** @enum {unknown} */
                         tier: "provisional" | "verified";
+                    };
+                };
+            };
+        };
+    };
+    listOrgAuditLog: {
+        parameters: {
+            query?: {
+                /** @description the id of an entry: the page holds the entries older than it */
+                before?: string;
+                /** @description default 50; larger than 200 is clamped to 200 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: components["schemas"]["AuditEntry"][];
+                        /** @description pass as `before` for the next (older) page; null on the last page */
+                        next_before: string | null;
                     };
                 };
             };
@@ -3110,6 +3623,65 @@ export interface operations {
             };
         };
     };
+    getErasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                erasureID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description when every release had ended (null until then); at once when there was nothing to release
+                         */
+                        completed_at: string | null;
+                        /** @description rows deleted, per table: counts only, no personal value */
+                        erased: {
+                            [key: string]: number;
+                        };
+                        /** Format: uuid */
+                        id: string;
+                        /** @description one per platform the family was connected to */
+                        releases: {
+                            platform_id: string;
+                            /**
+                             * @description `released`: nothing Haven applied is left there; `failed`: the platform refused or could not be reached (what Haven applied may remain); `skipped`: nothing of Haven’s was there (a pending connection, a platform without an adapter); `pending` until the release has run
+                             * @enum {unknown}
+                             */
+                            status: "pending" | "released" | "failed" | "skipped";
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description when the erasure was asked for, on the family's clock
+                         */
+                        requested_at: string;
+                        /** @description compact JWS (EdDSA, the steward key, `kid` as in /.well-known/ocss/keys) over the RFC 8785 (JCS) form of every other field; null until completed */
+                        signature: string | null;
+                        subject: {
+                            /**
+                             * Format: uuid
+                             * @description the erased family or child
+                             */
+                            id: string;
+                            /** @enum {unknown} */
+                            type: "family" | "child";
+                        };
+                    };
+                };
+            };
+        };
+    };
     listFamilies: {
         parameters: {
             query?: never;
@@ -3211,9 +3783,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The family is erased; its receipt is at GET /erasures/{Haven-Erasure-Id} */
             204: {
                 headers: {
+                    /** @description the erasure: read its receipt (what was erased, per table, and each release) at GET /erasures/{id} */
+                    "Haven-Erasure-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3255,6 +3829,70 @@ export interface operations {
                         test_clock_id: string | null;
                         /** Format: date-time */
                         updated_at: string;
+                    };
+                };
+            };
+        };
+    };
+    listFamilyAuditLog: {
+        parameters: {
+            query?: {
+                /** @description the id of an entry: the page holds the entries older than it */
+                before?: string;
+                /** @description default 50; larger than 200 is clamped to 200 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                familyID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: components["schemas"]["AuditEntry"][];
+                        /** @description pass as `before` for the next (older) page; null on the last page */
+                        next_before: string | null;
+                    };
+                };
+            };
+        };
+    };
+    getFamilyAuditHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                familyID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the `seq` of the newest entry (0: none) */
+                        entries: number;
+                        /** Format: uuid */
+                        family_id: string;
+                        /** @description the newest entry’s `hash` (64 zeros when there is none) */
+                        head_hash: string;
+                        /** @description compact JWS (EdDSA, the steward key, `kid` as in /.well-known/ocss/keys) over the JCS form of {family_id, entries, head_hash, signed_at} */
+                        signature: string;
+                        /** Format: date-time */
+                        signed_at: string;
                     };
                 };
             };
@@ -3420,6 +4058,436 @@ export interface operations {
                         status: "connected" | "pending" | "credentials_rejected";
                         /** Format: date-time */
                         updated_at: string;
+                    };
+                };
+            };
+        };
+    };
+    exportFamily: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                familyID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, as a download (haven-family-<id>.json) */
+            200: {
+                headers: {
+                    /** @description attachment; filename="haven-family-<id>.json" */
+                    "content-disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the family's audit chain, oldest first (seq 1 up) */
+                        audit_log: {
+                            /** @description `<resource>.<verb>`, e.g. `policy.rule_updated` */
+                            action: string;
+                            actor: {
+                                id: string;
+                                /** @description a key's, token's or device key's prefix, a person's role, or the system act: never a personal value */
+                                label: string;
+                                /** @enum {unknown} */
+                                type: "user" | "api_key" | "mcp_token" | "device" | "system";
+                            };
+                            /** @description each field set: a setting with its new value, personal data as "[redacted]" */
+                            changes: {
+                                [key: string]: unknown;
+                            };
+                            family_id: string | null;
+                            /** @description SHA-256 (lowercase hex) of the RFC 8785 JCS form of the entry without `hash` */
+                            hash: string;
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description when the change committed, on the family's clock
+                             */
+                            occurred_at: string;
+                            org_id: string | null;
+                            /** @description the previous entry’s `hash` (64 zeros for the first) */
+                            prev_hash: string;
+                            /** @description the `x-request-id` of the request that made the change (null for Haven’s own acts) */
+                            request_id: string | null;
+                            /** @description position in the chain, from 1, without gaps */
+                            seq: number;
+                            target: {
+                                id: string;
+                                type: string;
+                            };
+                        }[];
+                        /** @description as GET /children/{childID} answers, with `age_signals` */
+                        children: {
+                            /** @description whole years since the birth date on the family's clock */
+                            age: number;
+                            /** @description the birth-date age lies outside the range of a counting age signal */
+                            age_conflict: boolean;
+                            /**
+                             * @description the band of `effective_age`: the one the age rules are derived for
+                             * @enum {unknown}
+                             */
+                            age_group: "toddler" | "child" | "preteen" | "teen" | "young_adult";
+                            /** @description every age signal recorded for the child, oldest observation first */
+                            age_signals: {
+                                /** @description the youngest the child may be (null: no lower bound) */
+                                age_lower: number | null;
+                                /** @description the oldest the child may be (null: open) */
+                                age_upper: number | null;
+                                /** Format: uuid */
+                                child_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description how the source came to the range, in its own words (e.g. guardianDeclared) */
+                                method: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the source observed the range
+                                 */
+                                observed_at: string;
+                                /**
+                                 * @description who reported the range
+                                 * @enum {unknown}
+                                 */
+                                source: "apple_declared_age_range" | "google_play_age_signals" | "amazon_appstore" | "windows_age_signals" | "age_verification" | "parent_declared";
+                            }[];
+                            /** @description profile image */
+                            avatar_url: string | null;
+                            /**
+                             * Format: date-time
+                             * @description the birth date at midnight UTC
+                             */
+                            birth_date: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description the age Haven protects for: the smallest of `age` and the upper bound of every counting age signal */
+                            effective_age: number;
+                            /** Format: uuid */
+                            family_id: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /**
+                             * Format: date
+                             * @description YYYY-MM-DD (UTC): the next birthday, when `age` changes (a 29 February birthday counts on 1 March in other years)
+                             */
+                            next_age_change_on: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        /** @description whether credentials are held (`has_credentials`), never the credentials */
+                        connections: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            family_id: string;
+                            /** @description credentials are stored, sealed; never shown */
+                            has_credentials: boolean;
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            last_enforcement_at: string | null;
+                            last_enforcement_status: string | null;
+                            platform_id: string;
+                            /** @description child profiles linked through a provider’s consent flow */
+                            profiles: {
+                                displayName: string;
+                                id: string;
+                                /** @enum {string} */
+                                kind: "child";
+                                /**
+                                 * Format: uuid
+                                 * @description the Haven child id
+                                 */
+                                subject_ref: string;
+                            }[];
+                            /**
+                             * @description pending: an unknown platform, or one still waiting for its credentials; credentials_rejected: the partner refused the stored credentials at the last enforcement (renew them with PATCH /connections/{connectionID})
+                             * @enum {unknown}
+                             */
+                            status: "connected" | "pending" | "credentials_rejected";
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        /** @description the delivery attempts of those webhooks */
+                        deliveries: {
+                            /** @description 1 for the first attempt of a message */
+                            attempt: number;
+                            /**
+                             * Format: date-time
+                             * @description when the request was made; null while pending
+                             */
+                            attempted_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description why the attempt failed (timeout, refused address, non-2xx answer, …) */
+                            error: string | null;
+                            event: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description the webhook-id header it was sent with; the same on every attempt of a message */
+                            message_id: string;
+                            /**
+                             * Format: date-time
+                             * @description when the next automatic attempt runs, after a failure
+                             */
+                            next_retry_at: string | null;
+                            /** @description the HTTP status the endpoint answered; null when none came back */
+                            response_code: number | null;
+                            /** @enum {unknown} */
+                            status: "pending" | "succeeded" | "failed";
+                            /** Format: uuid */
+                            webhook_id: string;
+                        }[];
+                        /** @description what those devices reported (kept for the retention period) */
+                        device_reports: {
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: uuid */
+                            device_id: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description as the device sent it */
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            received_at: string;
+                            report_type: string;
+                            /**
+                             * Format: date-time
+                             * @description when the device observed it
+                             */
+                            reported_at: string;
+                        }[];
+                        /** @description their devices: the key’s prefix, never the key or its hash */
+                        devices: {
+                            /** @description the policy version the device last said it enforces */
+                            acknowledged_version: number | null;
+                            app_version: string | null;
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            device_model: string | null;
+                            device_name: string;
+                            /** @description null until the device sends an enforcement_status report */
+                            enforcement_status: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** Format: uuid */
+                            family_id: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description `svcdev_` and the first 8 characters of the key */
+                            key_prefix: string;
+                            /**
+                             * Format: date-time
+                             * @description may lag a few seconds
+                             */
+                            last_seen_at: string | null;
+                            os_version: string | null;
+                            platform_id: string | null;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                            /** @enum {unknown} */
+                            status: "active" | "revoked";
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        /** @description oldest first */
+                        enforcement_jobs: {
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: date-time */
+                            completed_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            policy_id: string;
+                            /** @description the version enforced (set again when the job runs: the policy in force then) */
+                            policy_version: number;
+                            results: {
+                                /** Format: uuid */
+                                connection_id: string;
+                                error_message: string | null;
+                                platform_id: string;
+                                rules_applied: number;
+                                rules_failed: number;
+                                /** @description enabled rules the platform has no capability to enforce */
+                                rules_skipped: number;
+                                /**
+                                 * @description unsupported: no adapter can enforce this platform here (never attempted)
+                                 * @enum {unknown}
+                                 */
+                                status: "success" | "failed" | "unsupported";
+                            }[];
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** @enum {unknown} */
+                            status: "pending" | "running" | "completed" | "failed" | "partial";
+                            /**
+                             * @description manual: asked for; policy_change: the policy in force changed; age_change: a birthday or age signal derived its age rules again; release: the child has no active policy left (paused, deleted, came of age), so every platform goes back to nothing Haven wants for the child (or to a policy active again by the time the job runs)
+                             * @enum {unknown}
+                             */
+                            trigger_type: "manual" | "policy_change" | "age_change" | "release";
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description when the export began, on the family's clock
+                         */
+                        exported_at: string;
+                        family: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description sandbox: the test clock the family lives by (ages, birthdays, created_at of its rows); null: the real clock */
+                            test_clock_id: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        /** @description the MCP tokens bound to the family: prefixes only */
+                        mcp_tokens: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            family_id: string;
+                            /** Format: uuid */
+                            id: string;
+                            label: string;
+                            /** Format: date-time */
+                            last_used_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description null while active
+                             */
+                            revoked_at: string | null;
+                            /** @description non-secret: `svcmcp_` and 8 characters */
+                            token_prefix: string;
+                            /** Format: uuid */
+                            user_id: string;
+                        }[];
+                        /** @description the people of the family and their roles */
+                        members: {
+                            /** Format: uuid */
+                            family_id: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            joined_at: string;
+                            /**
+                             * @description owners and parents write; guardians read
+                             * @enum {unknown}
+                             */
+                            role: "owner" | "parent" | "guardian";
+                            /** Format: uuid */
+                            user_id: string;
+                        }[];
+                        /** @description the policies of those children, with `rules` */
+                        policies: {
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description why Haven paused the policy (`came_of_age`: the child turned 18); null when a person paused it or it is not paused */
+                            paused_reason: "came_of_age" | null;
+                            priority: number;
+                            /** @description its rules, by category */
+                            rules: {
+                                category: string;
+                                /** @description per the category schema (GET /rules/categories) */
+                                config: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                enabled: boolean;
+                                /** Format: uuid */
+                                id: string;
+                                /**
+                                 * @description `age`: written by generation from the child’s age (quick setup, generate-from-age), and kept following the age; `custom`: written by a person or a key
+                                 * @enum {unknown}
+                                 */
+                                origin: "age" | "custom";
+                                /** Format: uuid */
+                                policy_id: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            /** @enum {unknown} */
+                            status: "draft" | "active" | "paused";
+                            /** @description the strictness its rules were last generated from age with (quick setup, generate-from-age); null until first generated */
+                            strictness: ("relaxed" | "recommended" | "strict") | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description rises by one on every change of the policy or its rules */
+                            version: number;
+                        }[];
+                        /** @description each child’s, oldest first */
+                        viewing_history: {
+                            /** Format: uuid */
+                            child_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description the reporting device; null once that device is deleted */
+                            device_id: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            platform: string;
+                            /** @description the CSM catalog review of the title (or else the series title); null if none */
+                            rating: {
+                                age_range_min: number;
+                                /** @description CSM-style "age N+" */
+                                age_rating: string;
+                                descriptors: string[];
+                                is_family_friendly: boolean;
+                                /** @enum {unknown} */
+                                media_type: "movie" | "tv" | "game" | "app" | "book";
+                                quality_stars: number;
+                                slug: string;
+                                /** @enum {string} */
+                                system: "csm";
+                                title: string;
+                            } | null;
+                            series_title: string | null;
+                            title: string;
+                            /** Format: date-time */
+                            watched_at: string;
+                        }[];
+                        /** @description without their signing secrets */
+                        webhooks: {
+                            /** @description false: receives nothing (disabled by hand, or after 5 days of failures) */
+                            active: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description why Haven disabled the webhook (null when enabled or disabled by hand) */
+                            disabled_reason: string | null;
+                            events: string[];
+                            /**
+                             * Format: date-time
+                             * @description when the current run of failed deliveries began; null while healthy
+                             */
+                            failing_since: string | null;
+                            /** Format: uuid */
+                            family_id: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        }[];
                     };
                 };
             };
@@ -4196,6 +5264,39 @@ export interface operations {
                             code: string;
                             min_age: number;
                         }[];
+                    };
+                };
+            };
+        };
+    };
+    getRetentionPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description days an audit entry is kept (RETENTION_AUDIT_LOG_DAYS; default 400) */
+                        audit_log_days: number;
+                        /** @description days a device report is kept (RETENTION_DEVICE_REPORTS_DAYS; default 30) */
+                        device_reports_days: number;
+                        /** @description days an erasure receipt is kept (RETENTION_ERASURE_RECEIPTS_DAYS; default 400) */
+                        erasure_receipts_days: number;
+                        /** @description days developer usage is kept (RETENTION_USAGE_DAYS; default 400) */
+                        usage_days: number;
+                        /** @description days viewing history is kept (RETENTION_VIEWING_HISTORY_DAYS; default 90) */
+                        viewing_history_days: number;
+                        /** @description days a finished webhook delivery is kept (RETENTION_WEBHOOK_DELIVERIES_DAYS; default 30) */
+                        webhook_deliveries_days: number;
                     };
                 };
             };
