@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../src/clock.js';
 import type { Db } from '../src/db/connect.js';
+import { createAuditedWrites } from '../src/modules/audit/audited-writes.js';
 import { createOrgsService } from '../src/modules/orgs/service.js';
 import { createUsersService } from '../src/modules/users/service.js';
 
@@ -32,11 +33,11 @@ export async function seedBenchTenant(app: FastifyInstance, db: Db): Promise<Ben
   // Before the org's first keyed request, so no cached limit of 100 gets in the way of
   // seeding (thousands of devices) or of the rows.
   const deps = { db, clock: systemClock };
-  await createOrgsService({ ...deps, users: createUsersService(deps) }).setTier(
-    org.id,
-    'bench',
-    1e9,
-  );
+  await createOrgsService({
+    ...deps,
+    users: createUsersService(deps),
+    writes: createAuditedWrites(deps),
+  }).setTier(org.id, 'bench', 1e9);
   const key = (
     await app.inject({
       method: 'POST',

@@ -55,6 +55,32 @@ describe('npm run admin -- set-tier', () => {
         headers: owner.auth,
       });
       expect(read.json()).toMatchObject({ tier: 'enterprise', rate_limit_rpm: 5000 });
+      // Each change is on the org's audit chain, by the operator (CONTRACT.md §12.1).
+      const log = await app.inject({
+        url: `/api/v1/developers/orgs/${org.id}/audit-log`,
+        headers: owner.auth,
+      });
+      expect(
+        log
+          .json()
+          .entries.map((entry: { action: string; actor: object; changes: object }) => [
+            entry.action,
+            entry.actor,
+            entry.changes,
+          ]),
+      ).toEqual([
+        [
+          'org.tier_changed',
+          { type: 'system', id: 'haven', label: 'operator' },
+          { tier: 'enterprise', rate_limit_rpm: 5000 },
+        ],
+        [
+          'org.tier_changed',
+          { type: 'system', id: 'haven', label: 'operator' },
+          { tier: 'pro', rate_limit_rpm: 1000 },
+        ],
+        ['org.created', { type: 'user', id: owner.userId, label: 'owner' }, expect.any(Object)],
+      ]);
       await app.close();
       await storage.close();
     } finally {

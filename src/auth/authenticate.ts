@@ -54,6 +54,7 @@ export function keyPrincipal(key: CachedKey): KeyPrincipal {
     orgId: key.org_id,
     environment: key.environment,
     scopes: key.scopes as Scope[],
+    keyPrefix: key.key_prefix,
   };
 }
 

@@ -8,7 +8,15 @@ export type Environment = 'test' | 'live';
 export type Principal = (
   | { kind: 'user'; userId: string }
   | { kind: 'mcp'; userId: string; familyId: string; tokenId: string }
-  | { kind: 'key'; keyId: string; orgId: string; environment: Environment; scopes: Scope[] }
+  | {
+      kind: 'key';
+      keyId: string;
+      orgId: string;
+      environment: Environment;
+      scopes: Scope[];
+      /** The key's display prefix: how the audit log names it, known without a lookup. */
+      keyPrefix: string;
+    }
   /** Sandbox caller without a credential: the stable sandbox user of its X-Sandbox-Session. */
   | { kind: 'sandbox'; session: string; userId: string }
 ) & {
@@ -75,6 +83,18 @@ export function sessionUserId(request: FastifyRequest): string {
     throw new Error('route declared auth: session but no session principal was resolved');
   }
   return principal.userId;
+}
+
+/** A session caller: its user, and its request for the audit log. */
+export type SessionPrincipal = Extract<Principal, { kind: 'user' }>;
+
+/** The caller of a session-only route, whose changes name it in the audit log. */
+export function sessionPrincipal(request: FastifyRequest): SessionPrincipal {
+  const principal = request.principal;
+  if (principal?.kind !== 'user') {
+    throw new Error('route declared auth: session but no session principal was resolved');
+  }
+  return principal;
 }
 
 /** The principal of a route that declared an auth mode other than `public`. */

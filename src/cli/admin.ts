@@ -3,15 +3,17 @@
 //   set-advisor-tier <did> <verified|provisional>          promote or demote a trust-list entry
 //   set-advisor-status <did> <active|suspended|revoked>    suspend, revoke or restore it
 // The trust-list commands re-issue the list; servers on the same PostgreSQL database serve
-// the new issue within a second (Redis notification, else their version check).
+// the new issue within a second (Redis notification, else their version check). A change to
+// an org (or to an org's advisor) is on the org's audit chain, by the actor `operator`.
 import pino from 'pino';
 import { createInvalidationBus } from '../cache/invalidation-bus.js';
 import { systemClock } from '../clock.js';
 import { type Config, ConfigError, DID_PATTERN, loadConfig } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { openStorage } from '../db/storage.js';
+import { createAuditedWrites } from '../modules/audit/audited-writes.js';
+import { changeTrustListEntry } from '../modules/federation/advisors-service.js';
 import type { EntryStatus, EntryTier } from '../modules/federation/entries-store.js';
-import { findEntry, updateEntry } from '../modules/federation/entries-store.js';
 import { loadStewardKey } from '../modules/federation/keys.js';
 import { createTrustListService } from '../modules/federation/trust-list-service.js';
 import { createOrgsService } from '../modules/orgs/service.js';
@@ -49,7 +51,11 @@ function setTier(args: string[]): Command {
   }
   return async (db) => {
     const deps = { db, clock: systemClock };
-    const orgs = createOrgsService({ ...deps, users: createUsersService(deps) });
+    const orgs = createOrgsService({
+      ...deps,
+      users: createUsersService(deps),
+      writes: createAuditedWrites(deps),
+    });
     const org = await orgs.setTier(orgId, tier, rpm);
     return `org ${org.id}: tier ${org.tier}, rate_limit_rpm ${org.rate_limit_rpm}`;
   };
@@ -67,10 +73,15 @@ function setEntry(field: 'tier' | 'status', allowed: string[], args: string[]): 
     fail(`${field} must be one of ${allowed.join(', ')}`);
   }
   return async (db, config) => {
-    if (!(await findEntry(db, did))) {
+    const deps = { db, clock: systemClock };
+    const changed = await changeTrustListEntry(
+      { ...deps, writes: createAuditedWrites(deps) },
+      did,
+      { [field]: value },
+    );
+    if (!changed) {
       throw new Error(`no trust-list entry for ${did}`);
     }
-    await updateEntry(db, did, { [field]: value }, systemClock.now());
     const log = pino({ level: 'warn' });
     const bus = createInvalidationBus({ redisUrl: config.redisUrl, log });
     const trustList = createTrustListService({

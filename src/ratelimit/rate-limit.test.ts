@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../test/app.js';
 import { bearer, createOrg, mintKey, newSession, type Session } from '../../test/identity.js';
+import { createAuditedWrites } from '../modules/audit/audited-writes.js';
 import { createOrgsService } from '../modules/orgs/service.js';
 import { createUsersService } from '../modules/users/service.js';
 
@@ -126,7 +127,11 @@ describe('rate limits (CONTRACT.md §4)', () => {
   it('gives an org raised to pro 1000 a minute', async () => {
     // What `npm run admin -- set-tier` does, on the same database.
     const deps = { db: t.database.handle.db, clock: t.clock };
-    await createOrgsService({ ...deps, users: createUsersService(deps) }).setTier(orgId, 'pro');
+    await createOrgsService({
+      ...deps,
+      users: createUsersService(deps),
+      writes: createAuditedWrites(deps),
+    }).setTier(orgId, 'pro');
     t.clock.advance(60_000); // past the 5 s limit cache and the previous window
     const key = await mintKey(t.app, owner, orgId);
     const call = () =>

@@ -1,7 +1,7 @@
 // Spec: DeveloperApiKey and Authentication rules 1, 7, 8; CONTRACT.md §3 (keys).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { sessionUserId } from '../../auth/principal.js';
+import { sessionPrincipal, sessionUserId } from '../../auth/principal.js';
 import { OrgParams } from '../orgs/schemas.js';
 import {
   CreateApiKeyBody,
@@ -33,7 +33,9 @@ export function apiKeyRoutes(keys: ApiKeysService): FastifyPluginAsyncTypebox {
       async (request, reply) =>
         reply
           .code(201)
-          .send(await keys.createKey(sessionUserId(request), request.params.orgId, request.body)),
+          .send(
+            await keys.createKey(sessionPrincipal(request), request.params.orgId, request.body),
+          ),
     );
 
     app.get(
@@ -67,7 +69,7 @@ export function apiKeyRoutes(keys: ApiKeysService): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const { orgId, keyId } = request.params;
-        await keys.revokeKey(sessionUserId(request), orgId, keyId);
+        await keys.revokeKey(sessionPrincipal(request), orgId, keyId);
         return reply.code(204).send(null);
       },
     );
@@ -87,7 +89,9 @@ export function apiKeyRoutes(keys: ApiKeysService): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const { orgId, keyId } = request.params;
-        return reply.code(201).send(await keys.regenerateKey(sessionUserId(request), orgId, keyId));
+        return reply
+          .code(201)
+          .send(await keys.regenerateKey(sessionPrincipal(request), orgId, keyId));
       },
     );
   };

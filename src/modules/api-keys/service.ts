@@ -1,7 +1,9 @@
 // Developer API keys: minted for an org by its owners and admins, shown once, verified on
-// every key-authenticated request from a short-lived cache.
+// every key-authenticated request from a short-lived cache. Minting, revoking and
+// regenerating each state one entry on the org's audit chain (CONTRACT.md §12.1); verifying
+// writes nothing.
 import { randomUUID } from 'node:crypto';
-import type { Environment } from '../../auth/principal.js';
+import type { Environment, SessionPrincipal } from '../../auth/principal.js';
 import { isScope, type Scope } from '../../auth/scopes.js';
 import {
   displayPrefix,
@@ -14,12 +16,14 @@ import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import { createSecretCache } from '../../cache/secret-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import {
   BadRequestError,
   ConflictError,
   NotFoundError,
   UnprocessableError,
 } from '../../http/errors.js';
+import { actorOf } from '../audit/actor.js';
 import type { OrgsService } from '../orgs/service.js';
 import {
   type ApiKeyRow,
@@ -63,7 +67,7 @@ export type ApiKeyWithSecret = ApiKeyRow & { key: string };
 /** What a request needs to know about its key; the rest stays in the database. */
 export type CachedKey = Pick<
   ApiKeyRow,
-  'id' | 'org_id' | 'environment' | 'scopes' | 'expires_at' | 'revoked_at'
+  'id' | 'org_id' | 'environment' | 'scopes' | 'expires_at' | 'revoked_at' | 'key_prefix'
 >;
 
 /** A test or live key's shape: anything else is no key, without a lookup. */
@@ -73,11 +77,26 @@ function isKeySecret(secret: string): boolean {
   );
 }
 
+/**
+ * A key's settings as its audit entries show them: its name is the developer's label for it
+ * and its prefix is shown anyway; the secret and its hash never appear.
+ */
+function keySettings(key: ApiKeyRow) {
+  return {
+    name: key.name,
+    key_prefix: key.key_prefix,
+    environment: key.environment,
+    scopes: key.scopes,
+    expires_at: key.expires_at?.toISOString() ?? null,
+  };
+}
+
 export function createApiKeysService(deps: {
   db: Db;
   clock: Clock;
   orgs: Pick<OrgsService, 'requireMember' | 'requireManager'>;
   bus: InvalidationBus;
+  writes: ChangeRunner;
 }) {
   const { db, clock } = deps;
   const cache = createSecretCache<CachedKey>({
@@ -89,8 +108,8 @@ export function createApiKeysService(deps: {
       if (!row) {
         return undefined;
       }
-      const { id, org_id, environment, scopes, expires_at, revoked_at } = row;
-      return { id, org_id, environment, scopes, expires_at, revoked_at };
+      const { id, org_id, environment, scopes, expires_at, revoked_at, key_prefix } = row;
+      return { id, org_id, environment, scopes, expires_at, revoked_at, key_prefix };
     },
   });
 
@@ -130,7 +149,8 @@ export function createApiKeysService(deps: {
   }
 
   return {
-    async createKey(userId: string, orgId: string, input: CreateKeyInput) {
+    async createKey(caller: SessionPrincipal, orgId: string, input: CreateKeyInput) {
+      const { userId } = caller;
       await deps.orgs.requireManager(orgId, userId);
       const name = input.name.trim();
       if (name === '') {
@@ -151,7 +171,16 @@ export function createApiKeysService(deps: {
         { org_id: orgId, name, environment: input.environment, scopes, expires_at: expiresAt },
         userId,
       );
-      await insertApiKey(db, withoutSecret(row));
+      await deps.writes.run(async (change) => {
+        await insertApiKey(change.trx, withoutSecret(row));
+        change.audit({
+          orgId,
+          actor: actorOf(caller),
+          action: 'api_key.created',
+          target: { type: 'api_key', id: row.id },
+          changes: keySettings(row),
+        });
+      });
       return row;
     },
 
@@ -160,21 +189,38 @@ export function createApiKeysService(deps: {
       return listApiKeys(db, orgId);
     },
 
-    /** 204 again when already revoked: deleting is idempotent. */
-    async revokeKey(userId: string, orgId: string, keyId: string): Promise<void> {
-      await deps.orgs.requireManager(orgId, userId);
-      const row = await revokeApiKey(db, orgId, keyId, clock.now());
-      if (!row) {
+    /**
+     * 204 again when already revoked: deleting is idempotent, and only the call that revoked
+     * it states an entry (the others changed nothing).
+     */
+    async revokeKey(caller: SessionPrincipal, orgId: string, keyId: string): Promise<void> {
+      await deps.orgs.requireManager(orgId, caller.userId);
+      const revoked = await deps.writes.run(async (change) => {
+        const result = await revokeApiKey(change.trx, orgId, keyId, clock.now());
+        if (result?.revokedNow) {
+          change.audit({
+            orgId,
+            actor: actorOf(caller),
+            action: 'api_key.revoked',
+            target: { type: 'api_key', id: keyId },
+            changes: {},
+          });
+        }
+        return result;
+      });
+      if (!revoked) {
         throw new NotFoundError(KEY_NOT_FOUND);
       }
-      await cache.invalidate(row.key_hash);
+      await cache.invalidate(revoked.row.key_hash);
     },
 
     /** A new key with the old one's name, environment, scopes and expiry; the old one dies. */
-    async regenerateKey(userId: string, orgId: string, keyId: string) {
+    async regenerateKey(caller: SessionPrincipal, orgId: string, keyId: string) {
+      const { userId } = caller;
       await deps.orgs.requireManager(orgId, userId);
       const now = clock.now();
-      const result = await db.transaction().execute(async (trx) => {
+      const result = await deps.writes.run(async (change) => {
+        const { trx } = change;
         const old = await trx
           .selectFrom('developer_api_keys')
           .selectAll()
@@ -194,6 +240,14 @@ export function createApiKeysService(deps: {
         const fresh = mint(old, userId);
         await revokeApiKey(trx, orgId, keyId, now);
         await insertApiKey(trx, withoutSecret(fresh));
+        // One change, one entry: the new key, naming the one it replaces.
+        change.audit({
+          orgId,
+          actor: actorOf(caller),
+          action: 'api_key.regenerated',
+          target: { type: 'api_key', id: fresh.id },
+          changes: { replaces: keyId, ...keySettings(fresh) },
+        });
         return { fresh, oldHash: old.key_hash };
       });
       await cache.invalidate(result.oldHash);

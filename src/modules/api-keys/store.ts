@@ -58,14 +58,18 @@ export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyR
     .executeTakeFirst();
 }
 
-/** Sets revoked_at once; returns the row either way (undefined when there is none). */
+/**
+ * Sets revoked_at once; returns the row either way (undefined when there is none), and
+ * whether this call revoked it (false: it already was).
+ */
 export async function revokeApiKey(db: Db, orgId: string, keyId: string, now: Date) {
-  await db
+  const updated = await db
     .updateTable('developer_api_keys')
     .set({ revoked_at: now })
     .where('org_id', '=', orgId)
     .where('id', '=', keyId)
     .where('revoked_at', 'is', null)
-    .execute();
-  return findApiKey(db, orgId, keyId);
+    .executeTakeFirst();
+  const row = await findApiKey(db, orgId, keyId);
+  return row && { row, revokedNow: Number(updated.numUpdatedRows) > 0 };
 }

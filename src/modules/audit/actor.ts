@@ -19,7 +19,11 @@ export type SystemAct =
   | 'enforcement worker'
   | 'retention purge'
   | 'erasure'
-  | 'test clock';
+  | 'test clock'
+  /** The webhook delivery worker, which disables an endpoint failing for 5 days. */
+  | 'webhook delivery'
+  /** An operator command (`npm run admin`): who ran it is the deployment's to know. */
+  | 'operator';
 
 export function actorOf(principal: Principal): AuditActor {
   const requestId = principal.requestId ?? null;
@@ -31,7 +35,7 @@ export function actorOf(principal: Principal): AuditActor {
     case 'mcp':
       return { type: 'mcp_token', id: principal.tokenId, requestId };
     case 'key':
-      return { type: 'api_key', id: principal.keyId, requestId };
+      return { type: 'api_key', id: principal.keyId, label: principal.keyPrefix, requestId };
   }
 }
 

@@ -1,7 +1,7 @@
 // Spec: "Advisors" rows and "AdvisorRegistration"; CONTRACT.md §9 "Advisors".
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { sessionUserId } from '../../auth/principal.js';
+import { sessionPrincipal, sessionUserId } from '../../auth/principal.js';
 import { DateTime, Name, Uuid } from '../../http/common-schemas.js';
 import { OrgParams } from '../orgs/schemas.js';
 import type { AdvisorsService } from './advisors-service.js';
@@ -134,7 +134,7 @@ export function advisorRoutes(advisors: AdvisorsService): FastifyPluginAsyncType
           .code(201)
           .send(
             await advisors.registerForOrg(
-              sessionUserId(request),
+              sessionPrincipal(request),
               request.params.orgId,
               request.body,
             ),

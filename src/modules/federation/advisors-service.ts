@@ -1,22 +1,28 @@
 // Advisors of the OCSS federation (spec: "Advisor self-registration", "AdvisorRegistration";
 // CONTRACT.md §9). Registration is create-only and concurrency-safe (the DID is the primary
 // key: of two simultaneous registrations one inserts, the other gets 409), every entry starts
-// `provisional`, and the trust list is re-issued after each change.
+// `provisional`, and the trust list is re-issued after each change. An org's registration
+// and an operator's change to an org's advisor state one entry on the org's audit chain
+// (CONTRACT.md §12.1); a self-registration belongs to no org and has no chain
+// (docs/decisions.md "Control-plane writes without a chain").
 import { randomUUID } from 'node:crypto';
+import type { SessionPrincipal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import { DID_PATTERN } from '../../config.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
 import { parsePublicKeyRaw, parsePublicKeySpkiPem } from '../../ocss/ed25519-key.js';
 import { keyIdFor, publicJwkFor } from '../../ocss/public-jwk.js';
+import { actorOf, systemActor } from '../audit/actor.js';
+import { auditChanges } from '../audit/changes.js';
 import type { FamiliesService } from '../families/service.js';
 import type { OrgsService } from '../orgs/service.js';
-import { insertOrgAdvisor, listOrgAdvisors } from './advisors-store.js';
+import { findOrgRegistration, insertOrgAdvisor, listOrgAdvisors } from './advisors-store.js';
 import {
   type EntryRow,
   type EntryStatus,
   type EntryTier,
-  findEntry,
   insertEntry,
   updateEntry,
 } from './entries-store.js';
@@ -55,6 +61,36 @@ export interface OrgAdvisorRegistration {
   capability_domains?: string[];
   scope_family_id?: string | null;
   manifest_url?: string | null;
+}
+
+/** Where an org's advisor points: URLs, named in its audit entries, never valued. */
+const ADVISOR_PERSONAL_FIELDS = ['manifest_url', 'callback_url'] as const;
+
+/**
+ * An operator's promotion, suspension or revocation of a trust-list entry (`npm run admin`),
+ * with its entry on the org's chain when an org registered the DID. False: no such entry.
+ */
+export async function changeTrustListEntry(
+  deps: { writes: ChangeRunner; clock: Clock },
+  did: string,
+  changes: { tier?: EntryTier; status?: EntryStatus },
+): Promise<boolean> {
+  return deps.writes.run(async (change) => {
+    if (!(await updateEntry(change.trx, did, changes, deps.clock.now()))) {
+      return false;
+    }
+    const registration = await findOrgRegistration(change.trx, did);
+    if (registration) {
+      change.audit({
+        orgId: registration.org_id,
+        actor: systemActor('operator'),
+        action: changes.status !== undefined ? 'advisor.status_changed' : 'advisor.tier_changed',
+        target: { type: 'advisor', id: registration.id },
+        changes: auditChanges(changes),
+      });
+    }
+    return true;
+  });
 }
 
 function checkDid(did: string): void {
@@ -124,6 +160,7 @@ export function createAdvisorsService(deps: {
   trustList: Pick<TrustListService, 'reissue'>;
   orgs: Pick<OrgsService, 'requireManager' | 'requireMember'>;
   families: Pick<FamiliesService, 'requireFamily'>;
+  writes: ChangeRunner;
 }) {
   const { db, clock } = deps;
 
@@ -163,7 +200,8 @@ export function createAdvisorsService(deps: {
       };
     },
 
-    async registerForOrg(userId: string, orgId: string, input: OrgAdvisorRegistration) {
+    async registerForOrg(caller: SessionPrincipal, orgId: string, input: OrgAdvisorRegistration) {
+      const { userId } = caller;
       await deps.orgs.requireManager(orgId, userId);
       let publicKey: ReturnType<typeof parsePublicKeySpkiPem>;
       try {
@@ -216,9 +254,35 @@ export function createAdvisorsService(deps: {
         registered_at: now,
         updated_at: now,
       };
-      if (!(await insertOrgAdvisor(db, advisor, entry))) {
-        throw new ConflictError('slug is already registered');
-      }
+      await deps.writes.run(async (change) => {
+        if (!(await insertOrgAdvisor(change.trx, advisor, entry))) {
+          // Thrown inside the change: an entry already written is rolled back with it.
+          throw new ConflictError('slug is already registered');
+        }
+        change.audit({
+          orgId,
+          actor: actorOf(caller),
+          action: 'advisor.registered',
+          target: { type: 'advisor', id: advisor.id },
+          changes: auditChanges(
+            {
+              slug: advisor.slug,
+              did: advisor.did,
+              key_id: entry.key_id,
+              display_name: advisor.display_name,
+              scope: advisor.scope,
+              scope_family_id: advisor.scope_family_id,
+              manifest_url: advisor.manifest_url ?? undefined,
+              publisher_org: advisor.publisher_org ?? undefined,
+              callback_url: advisor.callback_url ?? undefined,
+              capability_domains: advisor.capability_domains,
+              tier: entry.tier,
+              status: entry.status,
+            },
+            ADVISOR_PERSONAL_FIELDS,
+          ),
+        });
+      });
       await deps.trustList.reissue();
       return { ...advisor, key_id: entry.key_id, tier: entry.tier, status: entry.status };
     },
@@ -230,10 +294,9 @@ export function createAdvisorsService(deps: {
 
     /** Operator commands: promote, suspend or revoke an entry; re-issues the trust list. */
     async setEntry(did: string, changes: { tier?: EntryTier; status?: EntryStatus }) {
-      if (!(await findEntry(db, did))) {
+      if (!(await changeTrustListEntry(deps, did, changes))) {
         throw new NotFoundError(`no trust-list entry for ${did}`);
       }
-      await updateEntry(db, did, changes, clock.now());
       return deps.trustList.reissue();
     },
   };

@@ -1,5 +1,5 @@
 // SQL of org-registered advisors: the registration and its trust-list entry are written in
-// one transaction, so neither exists without the other.
+// one transaction (the caller's), so neither exists without the other.
 import type { ColumnType } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { type EntryRow, insertEntry } from './entries-store.js';
@@ -29,38 +29,26 @@ export interface OrgAdvisorRow extends Omit<OrgAdvisorTable, 'capability_domains
   capability_domains: string[];
 }
 
-/** False when the slug (or its DID) is taken. */
+/**
+ * False when the slug (or its DID) is taken, inside the caller's transaction, which must not
+ * commit then: the trust-list entry may already be written and must not outlive a refused
+ * registration.
+ */
 export async function insertOrgAdvisor(
-  db: Db,
+  trx: Db,
   advisor: OrgAdvisorRow,
   entry: EntryRow,
 ): Promise<boolean> {
-  return db
-    .transaction()
-    .execute(async (trx) => {
-      if (!(await insertEntry(trx, entry))) {
-        return false;
-      }
-      const inserted = await trx
-        .insertInto('org_advisors')
-        .values({ ...advisor, capability_domains: JSON.stringify(advisor.capability_domains) })
-        .onConflict((conflict) => conflict.doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) {
-        // The entry must not outlive a refused registration.
-        throw new SlugTaken();
-      }
-      return true;
-    })
-    .catch((error) => {
-      if (error instanceof SlugTaken) {
-        return false;
-      }
-      throw error;
-    });
+  if (!(await insertEntry(trx, entry))) {
+    return false;
+  }
+  const inserted = await trx
+    .insertInto('org_advisors')
+    .values({ ...advisor, capability_domains: JSON.stringify(advisor.capability_domains) })
+    .onConflict((conflict) => conflict.doNothing())
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1;
 }
-
-class SlugTaken extends Error {}
 
 export async function listOrgAdvisors(
   db: Db,
@@ -83,6 +71,18 @@ export async function findOrgAdvisorByDid(
   return db
     .selectFrom('org_advisors')
     .select(['scope', 'scope_family_id'])
+    .where('did', '=', did)
+    .executeTakeFirst();
+}
+
+/** The org registration of `did` (its id and org), if an org registered it. */
+export async function findOrgRegistration(
+  db: Db,
+  did: string,
+): Promise<Pick<OrgAdvisorRow, 'id' | 'org_id'> | undefined> {
+  return db
+    .selectFrom('org_advisors')
+    .select(['id', 'org_id'])
     .where('did', '=', did)
     .executeTakeFirst();
 }

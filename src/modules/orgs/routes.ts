@@ -1,7 +1,7 @@
 // Spec: "Developer organizations"; CONTRACT.md §3 (orgs and members).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { sessionUserId } from '../../auth/principal.js';
+import { sessionPrincipal, sessionUserId } from '../../auth/principal.js';
 import {
   AddMemberBody,
   CreateOrgBody,
@@ -31,7 +31,7 @@ export function orgRoutes(orgs: OrgsService): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) =>
-        reply.code(201).send(await orgs.createOrg(sessionUserId(request), request.body)),
+        reply.code(201).send(await orgs.createOrg(sessionPrincipal(request), request.body)),
     );
 
     app.get(
@@ -82,7 +82,9 @@ export function orgRoutes(orgs: OrgsService): FastifyPluginAsyncTypebox {
       async (request, reply) =>
         reply
           .code(201)
-          .send(await orgs.addMember(sessionUserId(request), request.params.orgId, request.body)),
+          .send(
+            await orgs.addMember(sessionPrincipal(request), request.params.orgId, request.body),
+          ),
     );
 
     app.get(
@@ -116,7 +118,7 @@ export function orgRoutes(orgs: OrgsService): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const { orgId, userId } = request.params;
-        await orgs.removeMember(sessionUserId(request), orgId, userId);
+        await orgs.removeMember(sessionPrincipal(request), orgId, userId);
         return reply.code(204).send(null);
       },
     );

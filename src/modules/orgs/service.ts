@@ -1,17 +1,22 @@
 // Developer orgs and their members: who may see an org (members; others get 404) and who may
-// change it (owners and admins; others get 403).
+// change it (owners and admins; others get 403). Each change states its one entry on the
+// org's audit chain (CONTRACT.md §12.1), the org's creation being the chain's first.
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import type { SessionPrincipal } from '../../auth/principal.js';
 import { randomBase62 } from '../../auth/secrets.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import {
   BadRequestError,
   ConflictError,
   ForbiddenError,
   NotFoundError,
 } from '../../http/errors.js';
+import { actorOf, systemActor } from '../audit/actor.js';
+import { auditChanges } from '../audit/changes.js';
 import type { UsersService } from '../users/service.js';
 import {
   deleteMemberKeepingOwner,
@@ -33,6 +38,12 @@ const MANAGERS: readonly OrgRole[] = ['owner', 'admin'];
 
 /** Default per-minute limits of the plans (CONTRACT.md §3); other tiers name their own. */
 export const TIER_RPM: Record<string, number> = { free: 100, pro: 1000, accredited: 1000 };
+
+/**
+ * An org's free text and its URL may say who runs it: named, never valued, in its audit
+ * entries. Its name is the developer's label for it (the slug shows it), kept like a key's.
+ */
+const ORG_PERSONAL_FIELDS = ['description', 'website_url'] as const;
 
 export interface CreateOrgInput {
   name: string;
@@ -71,7 +82,12 @@ function checkWebsiteUrl(url: string): void {
 /** set-tier must reach running servers within 5 s (CONTRACT.md §1). */
 const LIMIT_CACHE_MS = 5_000;
 
-export function createOrgsService(deps: { db: Db; clock: Clock; users: UsersService }) {
+export function createOrgsService(deps: {
+  db: Db;
+  clock: Clock;
+  users: UsersService;
+  writes: ChangeRunner;
+}) {
   const { db, clock } = deps;
   const limits = new LRUCache<string, number>({
     max: 10_000,
@@ -99,7 +115,8 @@ export function createOrgsService(deps: { db: Db; clock: Clock; users: UsersServ
     requireMember,
     requireManager,
 
-    async createOrg(userId: string, input: CreateOrgInput): Promise<OrgRow> {
+    async createOrg(caller: SessionPrincipal, input: CreateOrgInput): Promise<OrgRow> {
+      const { userId } = caller;
       const name = input.name.trim();
       if (name === '') {
         throw new BadRequestError('name is required');
@@ -121,12 +138,31 @@ export function createOrgsService(deps: { db: Db; clock: Clock; users: UsersServ
         updated_at: now,
       };
       try {
-        await insertOrgWithOwner(db, org, {
-          id: randomUUID(),
-          org_id: org.id,
-          user_id: userId,
-          role: 'owner',
-          created_at: now,
+        await deps.writes.run(async (change) => {
+          await insertOrgWithOwner(change.trx, org, {
+            id: randomUUID(),
+            org_id: org.id,
+            user_id: userId,
+            role: 'owner',
+            created_at: now,
+          });
+          change.audit({
+            orgId: org.id,
+            actor: actorOf(caller),
+            action: 'org.created',
+            target: { type: 'org', id: org.id },
+            changes: auditChanges(
+              {
+                name: org.name,
+                slug: org.slug,
+                description: input.description,
+                website_url: input.website_url,
+                tier: org.tier,
+                rate_limit_rpm: org.rate_limit_rpm,
+              },
+              ORG_PERSONAL_FIELDS,
+            ),
+          });
         });
       } catch (error) {
         if (isUniqueViolation(error)) {
@@ -170,11 +206,11 @@ export function createOrgsService(deps: { db: Db; clock: Clock; users: UsersServ
     },
 
     async addMember(
-      actorId: string,
+      caller: SessionPrincipal,
       orgId: string,
       input: { user_id: string; role: OrgRole },
     ): Promise<OrgMemberRow> {
-      const actor = await requireManager(orgId, actorId);
+      const actor = await requireManager(orgId, caller.userId);
       if (input.role === 'owner' && actor.role !== 'owner') {
         throw new ForbiddenError('only an owner can add an owner');
       }
@@ -188,15 +224,24 @@ export function createOrgsService(deps: { db: Db; clock: Clock; users: UsersServ
         role: input.role,
         created_at: clock.now(),
       };
-      if (!(await insertMember(db, member))) {
-        throw new ConflictError('user is already a member of this org');
-      }
+      await deps.writes.run(async (change) => {
+        if (!(await insertMember(change.trx, member))) {
+          throw new ConflictError('user is already a member of this org');
+        }
+        change.audit({
+          orgId,
+          actor: actorOf(caller),
+          action: 'org_member.added',
+          target: { type: 'user', id: member.user_id },
+          changes: { role: member.role },
+        });
+      });
       return member;
     },
 
-    async removeMember(actorId: string, orgId: string, userId: string): Promise<void> {
-      const actor = await requireMember(orgId, actorId);
-      if (actorId !== userId) {
+    async removeMember(caller: SessionPrincipal, orgId: string, userId: string): Promise<void> {
+      const actor = await requireMember(orgId, caller.userId);
+      if (caller.userId !== userId) {
         if (!MANAGERS.includes(actor.role)) {
           throw new ForbiddenError(INSUFFICIENT_ROLE);
         }
@@ -205,7 +250,21 @@ export function createOrgsService(deps: { db: Db; clock: Clock; users: UsersServ
           throw new ForbiddenError('only an owner can remove an owner');
         }
       }
-      const outcome = await deleteMemberKeepingOwner(db, orgId, userId);
+      const outcome = await deps.writes.run(async (change) => {
+        const removed = await deleteMemberKeepingOwner(change.trx, orgId, userId);
+        if (removed === 'deleted') {
+          change.audit({
+            orgId,
+            // A member who leaves is no member when the entry is written: the role it acted
+            // in is stated rather than looked up.
+            actor: { ...actorOf(caller), label: actor.role },
+            action: 'org_member.removed',
+            target: { type: 'user', id: userId },
+            changes: {},
+          });
+        }
+        return removed;
+      });
       if (outcome === 'not_found') {
         throw new NotFoundError('member not found');
       }
@@ -214,7 +273,10 @@ export function createOrgsService(deps: { db: Db; clock: Clock; users: UsersServ
       }
     },
 
-    /** Operator path (`npm run admin -- set-tier`): no caller, no membership check. */
+    /**
+     * Operator path (`npm run admin -- set-tier`): no caller, no membership check; its entry
+     * names the operator as the actor.
+     */
     async setTier(orgId: string, tier: string, rateLimitRpm?: number): Promise<OrgRow> {
       const rpm = rateLimitRpm ?? TIER_RPM[tier];
       if (rpm === undefined) {
@@ -223,11 +285,20 @@ export function createOrgsService(deps: { db: Db; clock: Clock; users: UsersServ
       if (!Number.isInteger(rpm) || rpm < 1) {
         throw new BadRequestError('rpm must be a positive integer');
       }
-      const org = await updateOrgTier(db, orgId, tier, rpm, clock.now());
-      if (!org) {
-        throw new NotFoundError(ORG_NOT_FOUND);
-      }
-      return org;
+      return deps.writes.run(async (change) => {
+        const org = await updateOrgTier(change.trx, orgId, tier, rpm, clock.now());
+        if (!org) {
+          throw new NotFoundError(ORG_NOT_FOUND);
+        }
+        change.audit({
+          orgId,
+          actor: systemActor('operator'),
+          action: 'org.tier_changed',
+          target: { type: 'org', id: orgId },
+          changes: { tier: org.tier, rate_limit_rpm: org.rate_limit_rpm },
+        });
+        return org;
+      });
     },
   };
 }

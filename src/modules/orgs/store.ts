@@ -35,11 +35,10 @@ export interface DeveloperOrgMemberTable {
 export type OrgRow = DeveloperOrgTable;
 export type OrgMemberRow = DeveloperOrgMemberTable;
 
-export async function insertOrgWithOwner(db: Db, org: OrgRow, owner: OrgMemberRow): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto('developer_orgs').values(org).execute();
-    await trx.insertInto('developer_org_members').values(owner).execute();
-  });
+/** Inside the caller's transaction: an org never exists without its owner. */
+export async function insertOrgWithOwner(trx: Db, org: OrgRow, owner: OrgMemberRow): Promise<void> {
+  await trx.insertInto('developer_orgs').values(org).execute();
+  await trx.insertInto('developer_org_members').values(owner).execute();
 }
 
 export async function listOrgsOfUser(db: Db, userId: string): Promise<OrgRow[]> {
@@ -90,43 +89,37 @@ export async function insertMember(db: Db, member: OrgMemberRow): Promise<boolea
 }
 
 /**
- * Removes a member unless that would leave the org without an owner. The owner count is
- * read under a row lock on the org, so two concurrent removals cannot both pass.
+ * Removes a member unless that would leave the org without an owner, inside the caller's
+ * transaction. The owner count is read under a row lock on the org (held until the
+ * caller's commit), so two concurrent removals cannot both pass.
  */
 export async function deleteMemberKeepingOwner(
-  db: Db,
+  trx: Db,
   orgId: string,
   userId: string,
 ): Promise<'deleted' | 'not_found' | 'last_owner'> {
-  return db.transaction().execute(async (trx) => {
-    await trx
-      .selectFrom('developer_orgs')
-      .select('id')
-      .where('id', '=', orgId)
-      .forUpdate()
-      .execute();
-    const member = await findMember(trx, orgId, userId);
-    if (!member) {
-      return 'not_found';
-    }
-    if (member.role === 'owner') {
-      const owners = await trx
-        .selectFrom('developer_org_members')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('org_id', '=', orgId)
-        .where('role', '=', 'owner')
-        .executeTakeFirstOrThrow();
-      if (owners.n <= 1) {
-        return 'last_owner';
-      }
-    }
-    await trx
-      .deleteFrom('developer_org_members')
+  await trx.selectFrom('developer_orgs').select('id').where('id', '=', orgId).forUpdate().execute();
+  const member = await findMember(trx, orgId, userId);
+  if (!member) {
+    return 'not_found';
+  }
+  if (member.role === 'owner') {
+    const owners = await trx
+      .selectFrom('developer_org_members')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('org_id', '=', orgId)
-      .where('user_id', '=', userId)
-      .execute();
-    return 'deleted';
-  });
+      .where('role', '=', 'owner')
+      .executeTakeFirstOrThrow();
+    if (owners.n <= 1) {
+      return 'last_owner';
+    }
+  }
+  await trx
+    .deleteFrom('developer_org_members')
+    .where('org_id', '=', orgId)
+    .where('user_id', '=', userId)
+    .execute();
+  return 'deleted';
 }
 
 export async function updateOrgTier(
