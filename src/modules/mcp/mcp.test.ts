@@ -449,6 +449,7 @@ describe('the MCP server at POST /mcp', () => {
         'list_devices',
         'get_viewing_history',
         'list_age_signals',
+        'get_audit_log',
       ]),
     );
     expect(writes).toEqual(
@@ -480,6 +481,57 @@ describe('the MCP server at POST /mcp', () => {
         content: [{ type: 'text', text }],
       });
     }
+  });
+
+  it("reads the token's family audit log: the REST page, what the tools changed, another family 404", async () => {
+    // A user of its own: the entries below are this family's only.
+    const fay = await newSession(t.app);
+    const fayFamily = (await family(fay, 'Fi')).family.id;
+    const client = await connect((await mint(fay, fayFamily)).plain);
+    const tool = (await client.listTools()).tools.find((each) => each.name === 'get_audit_log');
+    expect(tool?.annotations).toMatchObject({
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+    });
+    expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual([
+      'before',
+      'family_id',
+      'limit',
+    ]);
+    expect(tool?.inputSchema.required ?? []).toEqual([]);
+
+    const made = ok(await call(client, 'create_child', { name: 'Gil', birth_date: '2014-02-03' }));
+    const rest = await t.app.inject({
+      url: `/api/v1/families/${fayFamily}/audit-log`,
+      headers: fay.auth,
+    });
+    expect(rest.statusCode).toBe(200);
+    const result = await call(client, 'get_audit_log');
+    const log = ok(result);
+    expect(log).toEqual(rest.json());
+    expect(JSON.parse(result.content[0]?.text ?? '')).toEqual(rest.json());
+    expect(log.entries[0]).toMatchObject({
+      action: 'child.created',
+      actor: { type: 'mcp_token' },
+      target: { type: 'child', id: made.id },
+    });
+
+    // Paged as the REST route is: limit, then before = the previous page's next_before.
+    const first = ok(await call(client, 'get_audit_log', { family_id: fayFamily, limit: 1 }));
+    expect(first.entries).toHaveLength(1);
+    const second = ok(await call(client, 'get_audit_log', { limit: 1, before: first.next_before }));
+    expect(second.entries[0].seq).toBe(first.entries[0].seq - 1);
+    expect(await call(client, 'get_audit_log', { limit: 0 })).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: '400 limit must be a positive integer' }],
+    });
+
+    // Another family's log, as the REST route answers the token: not found.
+    expect(await call(client, 'get_audit_log', { family_id: aliceFamily })).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: '404 family not found' }],
+    });
   });
 
   it('surfaces a rate-limited token as HTTP 429 with Retry-After, before any tool runs', async () => {

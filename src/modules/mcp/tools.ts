@@ -200,6 +200,13 @@ export const TOOLS: readonly ToolRow[] = [
       "What a child (child_id) watched or played, as their devices reported it, newest first, with each title's rating. Changes nothing.",
   },
   {
+    name: 'get_audit_log',
+    operationId: 'listFamilyAuditLog',
+    title: "Read the family's audit log",
+    description:
+      "Who changed what in the family, newest first: each entry's actor (user, api_key, mcp_token, device or system), action (e.g. policy.rule_updated), target and changes (settings with their new values, personal data only as field names), hash-linked so anyone can recompute the chain. limit (default 50, max 200) and before (the previous page's next_before) page through it. Changes nothing. family_id defaults to the token's family.",
+  },
+  {
     name: 'quick_setup_child',
     operationId: 'quickSetup',
     title: 'Set up a new child',
