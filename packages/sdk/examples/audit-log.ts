@@ -19,8 +19,9 @@ const page = await haven.auditLog.list(family, { limit: 2 });
 for (const entry of page.entries) {
   console.log(entry.seq, entry.action, entry.actor.type, JSON.stringify(entry.changes));
 }
-// …or every entry, page after page.
-const head = await haven.auditLog.head(family); // signed by Haven's steward key
+// …or every entry, page after page. The signed head first: the entries read after it hold
+// all it counts (any written since are chained after it).
+const head = await haven.auditLog.head(family);
 const entries = [];
 for await (const entry of haven.auditLog.list(family, { limit: 2 })) {
   entries.push(entry);
@@ -30,3 +31,9 @@ const keys = (await (await fetch(`${baseUrl}/.well-known/ocss/keys`)).json()) as
   keys: StewardJwk[];
 };
 console.log(await haven.auditLog.verify(entries, { head, stewardKey: keys }));
+
+// Whatever changed what Haven stored (here one entry's changes, altered in memory) shows.
+const altered = entries.map((entry) =>
+  entry.seq === 2 ? { ...entry, changes: { enabled: false } } : entry,
+);
+console.log(await haven.auditLog.verify(altered, { head }));
