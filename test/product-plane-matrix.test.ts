@@ -131,6 +131,25 @@ const DELIVERY = [
   'created_at',
 ];
 const VIEWING = ['id', 'child_id', 'platform', 'title', 'watched_at', 'rating'];
+const CHILD_EXPORT = [
+  'exported_at',
+  'family',
+  'children',
+  'policies',
+  'devices',
+  'device_reports',
+  'enforcement_jobs',
+  'viewing_history',
+  'audit_log',
+];
+const FAMILY_EXPORT = [
+  ...CHILD_EXPORT,
+  'members',
+  'connections',
+  'webhooks',
+  'deliveries',
+  'mcp_tokens',
+];
 /** Never reached: the matrix app runs no workers, so nothing is ever sent there. */
 const HOOK_URL = 'http://127.0.0.1:9/hooks';
 
@@ -248,6 +267,22 @@ const ROWS: Row[] = [
     path: (m) => `/children/${m.childId}`,
     scope: 'write:children',
     status: 204,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/families/${m.familyId}/export`,
+    scope: 'read:families',
+    status: 200,
+    fields: FAMILY_EXPORT,
+    idRoute: true,
+  },
+  {
+    method: 'GET',
+    path: (m) => `/children/${m.childId}/export`,
+    scope: 'read:families',
+    status: 200,
+    fields: CHILD_EXPORT,
     idRoute: true,
   },
   {

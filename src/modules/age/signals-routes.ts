@@ -28,7 +28,7 @@ const Bound = (description: string, message?: string) =>
     ...(message ? { [ERROR_MESSAGE_KEYWORD]: message } : {}),
   });
 
-const AgeSignal = Type.Object(
+export const AgeSignal = Type.Object(
   {
     id: Uuid(),
     child_id: Uuid(),

@@ -97,8 +97,8 @@ function checkSignal(childId: string, input: AgeSignalInput, now: Date): AgeSign
   };
 }
 
-/** The AgeSignal as the API shows it. */
-function present(row: AgeSignalRow) {
+/** The AgeSignal as the API shows it (the family and child exports write the same). */
+export function presentAgeSignal(row: AgeSignalRow) {
   return {
     id: row.id,
     child_id: row.child_id,
@@ -114,7 +114,7 @@ function present(row: AgeSignalRow) {
 /** The same, JSON-ready: what the `child.age_signal` event carries. */
 function eventSignal(row: AgeSignalRow) {
   return {
-    ...present(row),
+    ...presentAgeSignal(row),
     observed_at: row.observed_at.toISOString(),
     created_at: row.created_at.toISOString(),
   };
@@ -171,12 +171,14 @@ export function createAgeSignalsService(deps: {
       if (ageMoved) {
         await deps.policyChanges.child(child.id);
       }
-      return present(signal);
+      return presentAgeSignal(signal);
     },
 
     async listSignals(principal: Principal, childId: string) {
       const result = await listAgeSignalsRead(deps.db, childId, tenantOf(principal));
-      return deps.families.visibleRows(principal, result, 'id', CHILD_NOT_FOUND).map(present);
+      return deps.families
+        .visibleRows(principal, result, 'id', CHILD_NOT_FOUND)
+        .map(presentAgeSignal);
     },
   };
 }

@@ -11,7 +11,7 @@ import type { ChildrenService } from './service.js';
 
 const TAGS = ['Children'];
 
-const Child = Type.Object(
+export const Child = Type.Object(
   {
     id: Uuid(),
     family_id: Uuid(),

@@ -21,7 +21,7 @@ const ChildProfile = Type.Object(
   { $id: 'ChildProfile' },
 );
 
-const Connection = Type.Object(
+export const Connection = Type.Object(
   {
     id: Uuid(),
     family_id: Uuid(),

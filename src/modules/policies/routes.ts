@@ -29,7 +29,7 @@ export const RuleOrigin = Type.Enum(['age', 'custom'], {
     '`age`: written by generation from the child’s age (quick setup, generate-from-age), and kept following the age; `custom`: written by a person or a key',
 });
 
-const Policy = Type.Object(
+export const Policy = Type.Object(
   {
     id: Uuid(),
     child_id: Uuid(),
@@ -50,7 +50,7 @@ const Policy = Type.Object(
   { $id: 'Policy' },
 );
 
-const Rule = Type.Object(
+export const Rule = Type.Object(
   {
     id: Uuid(),
     policy_id: Uuid(),

@@ -21,7 +21,7 @@ const Rating = Type.Object(
   { $id: 'ViewingRating' },
 );
 
-const ViewingEntry = Type.Object(
+export const ViewingEntry = Type.Object(
   {
     id: Uuid(),
     child_id: Uuid(),

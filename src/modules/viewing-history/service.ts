@@ -26,7 +26,7 @@ export interface ViewingInput {
  * The catalog review matched by title; an episode title rarely matches, so the series title
  * is tried next. Null when neither is in the catalog.
  */
-function ratingOf(entry: Pick<ViewingEntryRow, 'title' | 'series_title'>) {
+export function ratingOf(entry: Pick<ViewingEntryRow, 'title' | 'series_title'>) {
   const review: Review | undefined =
     findReviewByTitle(entry.title) ??
     (entry.series_title === null ? undefined : findReviewByTitle(entry.series_title));
