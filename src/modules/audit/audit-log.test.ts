@@ -210,6 +210,8 @@ describe('the audit log', () => {
       name: 'X',
       birth_date: '2016-01-01',
     });
+    const kept = (await log(owner, familyId)).entries;
+    expect(kept.length).toBeGreaterThan(0);
     const db = t.database.handle.db;
     await expect(
       sql`update audit_entries set action = 'child.forged' where family_id = ${familyId}`.execute(
