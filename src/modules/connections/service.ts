@@ -16,6 +16,8 @@ import {
   requireVisible,
   ServiceUnavailableError,
 } from '../../http/errors.js';
+import { actorOf } from '../audit/actor.js';
+import { REDACTED } from '../audit/changes.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import type { ChildProfile, SandboxOAuthProvider } from '../oauth/service.js';
 import { missingCredential, refusalMessage } from '../partners/live-adapter.js';
@@ -44,6 +46,23 @@ export interface ConnectionInput {
 }
 
 const CONNECTION_NOT_FOUND = 'connection not found';
+
+/**
+ * What a connection's audit entry says it changed: the platform and the status are settings;
+ * credentials and linked profiles are named without their values (a secret's value, even
+ * redacted, never appears: only that one was stored).
+ */
+function connectionChanges(
+  row: Pick<ConnectionRow, 'platform_id' | 'status'>,
+  stored: { credentials: boolean; profiles: boolean },
+): Record<string, unknown> {
+  return {
+    platform_id: row.platform_id,
+    status: row.status,
+    ...(stored.credentials ? { credentials: REDACTED } : {}),
+    ...(stored.profiles ? { profiles: REDACTED } : {}),
+  };
+}
 
 /**
  * The key that seals credentials and webhook secrets: CREDENTIALS_KEY, or in the sandbox one
@@ -213,6 +232,16 @@ export function createConnectionsService(deps: {
             });
             const created = (await findConnection(change.trx, id)) as ConnectionRow;
             change.emit(familyId, stated('connection.created', created));
+            change.audit({
+              familyId,
+              actor: actorOf(principal),
+              action: 'connection.created',
+              target: { type: 'connection', id },
+              changes: connectionChanges(created, {
+                credentials: sealed !== undefined,
+                profiles: linked !== undefined,
+              }),
+            });
             return created;
           }),
         );
@@ -239,19 +268,38 @@ export function createConnectionsService(deps: {
       await checkCredentials(connection.platform_id, credentials);
       const sealed = seal(credentials, id);
       const linked = (connection.profiles ?? []).length > 0;
-      await updateCredentials(db, id, {
-        sealed,
-        status: statusOf(connection.platform_id, true, linked),
-        at: clock.now(),
+      const status = statusOf(connection.platform_id, true, linked);
+      const renewed = await deps.writes.run(async (change) => {
+        await updateCredentials(change.trx, id, { sealed, status, at: clock.now() });
+        change.audit({
+          familyId: connection.family_id,
+          actor: actorOf(principal),
+          action: 'connection.credentials_renewed',
+          target: { type: 'connection', id },
+          changes: connectionChanges(
+            { platform_id: connection.platform_id, status },
+            { credentials: true, profiles: false },
+          ),
+        });
+        return (await findConnection(change.trx, id)) as ConnectionRow;
       });
-      return present((await findConnection(db, id)) as ConnectionRow);
+      return present(renewed);
     },
 
     async deleteConnection(principal: Principal, id: string): Promise<void> {
       const connection = await requireConnection(principal, id, 'write');
       await deps.writes.run(async (change) => {
-        await deleteConnection(change.trx, id);
+        if (!(await deleteConnection(change.trx, id))) {
+          return; // deleted meanwhile by another request: that one said so
+        }
         change.emit(connection.family_id, stated('connection.deleted', connection));
+        change.audit({
+          familyId: connection.family_id,
+          actor: actorOf(principal),
+          action: 'connection.deleted',
+          target: { type: 'connection', id },
+          changes: { platform_id: connection.platform_id },
+        });
       });
     },
 

@@ -101,8 +101,10 @@ export async function listConnectionsRead(db: Db, familyId: string, tenant: Fami
   ).execute();
 }
 
-export async function deleteConnection(db: Db, id: string): Promise<void> {
-  await db.deleteFrom('family_connections').where('id', '=', id).execute();
+/** Whether there was a row to delete (a concurrent delete may have taken it first). */
+export async function deleteConnection(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('family_connections').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }
 
 /** The sealed credentials of one connection, for the code that enforces through it. */

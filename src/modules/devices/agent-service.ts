@@ -8,6 +8,8 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
+import { deviceActor } from '../audit/actor.js';
+import { REDACTED } from '../audit/changes.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import type { PoliciesService } from '../policies/service.js';
 import type { ViewingHistoryService } from '../viewing-history/service.js';
@@ -73,6 +75,21 @@ function viewingOf(payload: Record<string, unknown>) {
     title: text('title'),
     seriesTitle: series === '' ? null : series,
     watchedAt: new Date(payload.watched_at as string),
+  };
+}
+
+/**
+ * What a report's audit entry says it holds: its type and how much, never what (a payload
+ * holds URLs, titles, times of the child's activity). The viewing history and the device's
+ * enforcement status it fills are named without their values.
+ */
+function reportChanges(input: ReportInput): Record<string, unknown> {
+  return {
+    report_type: input.report_type,
+    payload: REDACTED,
+    payload_fields: Object.keys(input.payload).length,
+    ...(input.report_type === 'viewing' ? { viewing_history: REDACTED } : {}),
+    ...(input.report_type === 'enforcement_status' ? { enforcement_status: REDACTED } : {}),
   };
 }
 
@@ -171,6 +188,13 @@ export function createDeviceAgentService(deps: {
               },
             },
           ]);
+          change.audit({
+            familyId: device.familyId,
+            actor: deviceActor(device),
+            action: 'device.reported',
+            target: { type: 'device', id: device.id },
+            changes: reportChanges(input),
+          });
         });
       } catch (error) {
         if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) {
@@ -191,6 +215,13 @@ export function createDeviceAgentService(deps: {
             data: { device_id: device.id, child_id: device.childId, acknowledged_version: version },
           },
         ]);
+        change.audit({
+          familyId: device.familyId,
+          actor: deviceActor(device),
+          action: 'device.acknowledged',
+          target: { type: 'device', id: device.id },
+          changes: { policy_version: version },
+        });
       });
       return { acknowledged_version: version };
     },

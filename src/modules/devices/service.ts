@@ -19,6 +19,8 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, requireVisible } from '../../http/errors.js';
+import { actorOf } from '../audit/actor.js';
+import { auditChanges } from '../audit/changes.js';
 import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import {
@@ -33,6 +35,8 @@ import {
 
 export const SEEN_FLUSH_EVERY_MS = 5_000;
 const DEVICE_NOT_FOUND = 'device not found';
+/** The name a person gave the device: the audit log names the field without its value. */
+const DEVICE_PERSONAL_FIELDS = ['device_name'] as const;
 
 export interface DeviceInput {
   device_name: string;
@@ -136,6 +140,23 @@ export function createDevicesService(deps: {
       await deps.writes.run(async (change) => {
         await insertDevice(change.trx, { ...device, key_hash: hashSecret(secret) });
         change.emit(device.family_id, [{ type: 'device.registered', data: deviceJson(device) }]);
+        change.audit({
+          familyId: device.family_id,
+          actor: actorOf(principal),
+          action: 'device.registered',
+          target: { type: 'device', id: device.id },
+          // The key is a secret: neither it nor its prefix is a change the log states.
+          changes: auditChanges(
+            {
+              device_name: device.device_name,
+              platform_id: device.platform_id ?? undefined,
+              device_model: device.device_model ?? undefined,
+              os_version: device.os_version ?? undefined,
+              app_version: device.app_version ?? undefined,
+            },
+            DEVICE_PERSONAL_FIELDS,
+          ),
+        });
       });
       return { device, device_key: secret };
     },
@@ -153,6 +174,15 @@ export function createDevicesService(deps: {
         if (row) {
           const current = (await findDevice(change.trx, id)) ?? device;
           change.emit(device.family_id, [{ type: 'device.revoked', data: deviceJson(current) }]);
+          // Revoking again changes nothing: no second entry (docs/decisions.md "A repeated
+          // revocation writes no audit entry").
+          change.audit({
+            familyId: device.family_id,
+            actor: actorOf(principal),
+            action: 'device.revoked',
+            target: { type: 'device', id },
+            changes: { status: 'revoked' },
+          });
         }
         return row;
       });

@@ -3,7 +3,8 @@
 // is paused or deleted (which covers coming of age: its policies are paused), and by any
 // service that must release a child inside its own change (erasure): `releaseChild` writes
 // the job row and its queue message in that change's transaction, so the job exists exactly
-// when the change does. What a release does when it runs is in worker.ts.
+// when the change does. What a release does when it runs is in worker.ts; its outcome is
+// audited like any job's, with trigger_type `release` (outcome-entry.ts).
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';

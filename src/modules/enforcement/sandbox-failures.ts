@@ -3,8 +3,10 @@
 // `failed` jobs (and their webhooks) can be produced on demand. Sandbox deployments only.
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { NotFoundError } from '../../http/errors.js';
+import { actorOf } from '../audit/actor.js';
+import { REDACTED } from '../audit/changes.js';
 import type { FamiliesService } from '../families/service.js';
 import { findPlatform } from '../platforms/catalog.js';
 import { armFailure, clearFailure } from './store.js';
@@ -12,11 +14,10 @@ import { armFailure, clearFailure } from './store.js';
 const DEFAULT_MESSAGE = 'platform unavailable';
 
 export function createSandboxFailures(deps: {
-  db: Db;
   clock: Clock;
+  writes: ChangeRunner;
   families: Pick<FamiliesService, 'requireFamily'>;
 }) {
-  const { db } = deps;
   return {
     async arm(
       principal: Principal,
@@ -28,19 +29,41 @@ export function createSandboxFailures(deps: {
       if (!findPlatform(platformId)) {
         throw new NotFoundError('platform not found');
       }
-      return armFailure(db, {
-        family_id: input.family_id,
-        platform_id: platformId,
-        remaining: input.times ?? null,
-        message: input.message?.trim() || DEFAULT_MESSAGE,
-        created_at: deps.clock.now(),
+      return deps.writes.run(async (change) => {
+        const armed = await armFailure(change.trx, {
+          family_id: input.family_id,
+          platform_id: platformId,
+          remaining: input.times ?? null,
+          message: input.message?.trim() || DEFAULT_MESSAGE,
+          created_at: deps.clock.now(),
+        });
+        change.audit({
+          familyId: input.family_id,
+          actor: actorOf(principal),
+          action: 'sandbox_failure.armed',
+          target: { type: 'platform', id: platformId },
+          // The message is the caller's free text: named, not kept.
+          changes: { times: armed.remaining, message: REDACTED },
+        });
+        return armed;
       });
     },
 
     /** Idempotent: clearing what is not armed is a success too. */
     async clear(principal: Principal, platformId: string, familyId: string): Promise<void> {
       await deps.families.requireFamily(principal, familyId, 'write');
-      await clearFailure(db, familyId, platformId);
+      await deps.writes.run(async (change) => {
+        if (!(await clearFailure(change.trx, familyId, platformId))) {
+          return; // nothing was armed: nothing changed, no entry
+        }
+        change.audit({
+          familyId,
+          actor: actorOf(principal),
+          action: 'sandbox_failure.cleared',
+          target: { type: 'platform', id: platformId },
+          changes: {},
+        });
+      });
     },
   };
 }

@@ -14,6 +14,7 @@ import { clampPageLimit } from '../../http/common-schemas.js';
 import { BadRequestError } from '../../http/errors.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
+import { actorOf } from '../audit/actor.js';
 import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
 import type { ConnectionsService } from '../connections/service.js';
 import type { EventHub } from '../events/hub.js';
@@ -116,11 +117,24 @@ export function createEnforcementService(deps: {
         status: 'pending' as const,
         created_at: clock.now(),
       };
-      // The row and its queue message commit together: a job never waits for a run that
-      // was not queued, and a queued run never looks for a row that does not exist.
-      await db.transaction().execute(async (trx) => {
-        await insertJob(trx, job);
-        await deps.jobs.send(QUEUES.enforcement, { job_id: job.id }, { trx });
+      // The row, its queue message and its audit entry commit together: a job never waits
+      // for a run that was not queued, and a queued run never looks for a row that does not
+      // exist.
+      await deps.writes.run(async (change) => {
+        await insertJob(change.trx, job);
+        await deps.jobs.send(QUEUES.enforcement, { job_id: job.id }, { trx: change.trx });
+        change.audit({
+          familyId: job.family_id,
+          actor: actorOf(principal),
+          action: 'enforcement.requested',
+          target: { type: 'enforcement_job', id: job.id },
+          changes: {
+            child_id: childId,
+            policy_id: job.policy_id,
+            policy_version: job.policy_version,
+            platform_ids: job.platform_ids,
+          },
+        });
       });
       afterCommit(() => deps.jobs.wake(QUEUES.enforcement));
       return jobResource({
@@ -159,7 +173,7 @@ export function createEnforcementService(deps: {
     /** Present on sandbox deployments only: production has no simulated failures. */
     sandboxFailures:
       deps.appEnv === 'sandbox'
-        ? createSandboxFailures({ db, clock, families: deps.families })
+        ? createSandboxFailures({ clock, writes: deps.writes, families: deps.families })
         : undefined,
   };
 }

@@ -218,12 +218,14 @@ export async function armFailure(db: Db, failure: FailureRow): Promise<FailureRo
     .executeTakeFirstOrThrow();
 }
 
-export async function clearFailure(db: Db, familyId: string, platformId: string): Promise<void> {
-  await db
+/** Whether a failure was armed (and is now cleared). */
+export async function clearFailure(db: Db, familyId: string, platformId: string): Promise<boolean> {
+  const result = await db
     .deleteFrom('sandbox_platform_failures')
     .where('family_id', '=', familyId)
     .where('platform_id', '=', platformId)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }
 
 /**

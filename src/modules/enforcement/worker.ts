@@ -11,6 +11,7 @@ import type { PoliciesService } from '../policies/service.js';
 import type { EnforcedRule } from './adapter.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import { jobResource } from './job-resource.js';
+import { type JobFailure, outcomeEntry } from './outcome-entry.js';
 import {
   type FinishedStatus,
   finishJob,
@@ -103,11 +104,18 @@ export function createEnforcementWorker(deps: {
     return { ...base, ...result, ...(credentials_refused ? { credentialsRefused: true } : {}) };
   }
 
-  /** Writes the outcome (if this run still holds the job), then tells subscribers. */
+  /**
+   * Writes the outcome (if this run still holds the job), then tells subscribers. `failure`
+   * classes a job that failed as a whole, for its audit entry.
+   */
   async function finish(
     job: JobRow,
-    outcome: Omit<Parameters<typeof finishJob>[2], 'completed_at' | 'results'> & {
+    {
+      failure,
+      ...outcome
+    }: Omit<Parameters<typeof finishJob>[2], 'completed_at' | 'results'> & {
       results: Reached[];
+      failure?: JobFailure;
     },
   ): Promise<void> {
     const at = clock.now();
@@ -131,6 +139,7 @@ export function createEnforcementWorker(deps: {
       change.emit(row.family_id, [
         { type: `enforcement.${row.status as FinishedStatus}`, data: jobResource(row) },
       ]);
+      change.audit(outcomeEntry(row, failure));
     });
   }
 
@@ -153,6 +162,7 @@ export function createEnforcementWorker(deps: {
         policy_id: job.policy_id,
         policy_version: job.policy_version,
         error: 'no active policy found',
+        failure: 'no_active_policy',
       });
       return;
     }
@@ -200,6 +210,7 @@ export function createEnforcementWorker(deps: {
           policy_id: job.policy_id,
           policy_version: job.policy_version,
           error: `enforcement failed after ${context.retryCount + 1} attempts: ${String(error)}`,
+          failure: 'attempts_exhausted',
         });
       }
     }

@@ -1,7 +1,7 @@
 // CONTRACT.md §3: /api/v1/mcp/tokens (session only).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { sessionUserId } from '../../auth/principal.js';
+import { sessionPrincipal, sessionUserId } from '../../auth/principal.js';
 import { CreatedMcpToken, CreateMcpTokenBody, McpToken, McpTokenParams } from './schemas.js';
 import type { McpTokensService } from './service.js';
 
@@ -26,7 +26,7 @@ export function mcpTokenRoutes(tokens: McpTokensService): FastifyPluginAsyncType
         },
       },
       async (request, reply) =>
-        reply.code(201).send(await tokens.createToken(sessionUserId(request), request.body)),
+        reply.code(201).send(await tokens.createToken(sessionPrincipal(request), request.body)),
     );
 
     app.get(
@@ -58,7 +58,7 @@ export function mcpTokenRoutes(tokens: McpTokensService): FastifyPluginAsyncType
         },
       },
       async (request, reply) => {
-        await tokens.revokeToken(sessionUserId(request), request.params.id);
+        await tokens.revokeToken(sessionPrincipal(request), request.params.id);
         return reply.code(204).send(null);
       },
     );

@@ -1,6 +1,7 @@
 // MCP tokens: a user's credential for one family, for Model Context Protocol clients.
 // Verified like API keys: by hash, from a short-lived cache dropped on revocation.
 import { randomUUID } from 'node:crypto';
+import type { SessionPrincipal } from '../../auth/principal.js';
 import {
   displayPrefix,
   generateSecret,
@@ -12,7 +13,11 @@ import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import { createSecretCache } from '../../cache/secret-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { Change, ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
+import { actorOf } from '../audit/actor.js';
+import { REDACTED } from '../audit/changes.js';
+import { DEMO_FAMILY_ID } from '../demo/demo-family.js';
 import type { FamiliesService } from '../families/service.js';
 import {
   findMcpTokenByHash,
@@ -31,6 +36,7 @@ export function createMcpTokensService(deps: {
   clock: Clock;
   families: Pick<FamiliesService, 'mayBindMcpToken'>;
   bus: InvalidationBus;
+  writes: ChangeRunner;
 }) {
   const { db, clock, bus } = deps;
   const cache = createSecretCache<Pick<McpTokenRow, 'id' | 'user_id' | 'family_id' | 'revoked_at'>>(
@@ -52,8 +58,34 @@ export function createMcpTokensService(deps: {
     },
   );
 
+  /**
+   * The token's entry on its family's chain (the family it acts on). The label is a name a
+   * person gave: named, not kept. A token bound to the sandbox's shared demo family writes
+   * none: every sandbox caller reads that family's log, and the demo family itself does not
+   * change (docs/decisions.md "MCP tokens on the family's chain").
+   */
+  function audit(
+    change: Change,
+    caller: SessionPrincipal,
+    token: Pick<McpTokenRow, 'id' | 'family_id'>,
+    action: 'mcp_token.created' | 'mcp_token.revoked',
+    changes: Record<string, unknown>,
+  ): void {
+    if (token.family_id === DEMO_FAMILY_ID) {
+      return;
+    }
+    change.audit({
+      familyId: token.family_id,
+      actor: actorOf(caller),
+      action,
+      target: { type: 'mcp_token', id: token.id },
+      changes,
+    });
+  }
+
   return {
-    async createToken(userId: string, input: { family_id: string; label: string }) {
+    async createToken(caller: SessionPrincipal, input: { family_id: string; label: string }) {
+      const { userId } = caller;
       const label = input.label.trim();
       if (label === '') {
         throw new BadRequestError('label is required');
@@ -74,14 +106,24 @@ export function createMcpTokensService(deps: {
         created_at: clock.now(),
         revoked_at: null,
       };
-      await insertMcpToken(db, token);
+      await deps.writes.run(async (change) => {
+        await insertMcpToken(change.trx, token);
+        audit(change, caller, token, 'mcp_token.created', { label: REDACTED });
+      });
       return { token, plain };
     },
 
     listTokens: (userId: string) => listMcpTokens(db, userId),
 
-    async revokeToken(userId: string, id: string): Promise<void> {
-      const row = await revokeMcpToken(db, userId, id, clock.now());
+    async revokeToken(caller: SessionPrincipal, id: string): Promise<void> {
+      const row = await deps.writes.run(async (change) => {
+        const revoked = await revokeMcpToken(change.trx, caller.userId, id, clock.now());
+        // Revoking again changes nothing: no second entry.
+        if (revoked?.revokedNow) {
+          audit(change, caller, revoked, 'mcp_token.revoked', { revoked: true });
+        }
+        return revoked;
+      });
       if (!row) {
         throw new NotFoundError('MCP token not found');
       }

@@ -43,18 +43,20 @@ export async function findMcpTokenByHash(db: Db, tokenHash: string) {
     .executeTakeFirst();
 }
 
+/** The caller's token (revoked now, or before: `revokedNow` says which), or undefined. */
 export async function revokeMcpToken(db: Db, userId: string, id: string, now: Date) {
-  await db
+  const revoked = await db
     .updateTable('mcp_tokens')
     .set({ revoked_at: now })
     .where('user_id', '=', userId)
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
-    .execute();
-  return db
+    .executeTakeFirst();
+  const row = await db
     .selectFrom('mcp_tokens')
-    .select(['id', 'token_hash'])
+    .select(['id', 'token_hash', 'family_id'])
     .where('user_id', '=', userId)
     .where('id', '=', id)
     .executeTakeFirst();
+  return row && { ...row, revokedNow: Number(revoked.numUpdatedRows) > 0 };
 }

@@ -4,7 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/connect.js';
 import { afterCommit } from '../../db/request-transaction.js';
 import type { Database } from '../../db/schema.js';
 import type { JobQueue } from '../../jobs/queue.js';
@@ -32,12 +31,8 @@ export function messageBody(
   return JSON.stringify({ type, timestamp: occurredAt.toISOString(), family_id: familyId, data });
 }
 
-export function createDeliveryQueue(deps: {
-  db: Db;
-  clock: Clock;
-  jobs: Pick<JobQueue, 'send' | 'wake'>;
-}) {
-  const { db, clock, jobs } = deps;
+export function createDeliveryQueue(deps: { clock: Clock; jobs: Pick<JobQueue, 'send' | 'wake'> }) {
+  const { clock, jobs } = deps;
 
   /** Writes one pending attempt and its job inside the caller's transaction. */
   async function queueAttempt(
@@ -99,39 +94,25 @@ export function createDeliveryQueue(deps: {
 
     queueMessagesIn,
 
-    /** The same in a transaction of its own (a message no change causes: the test event). */
-    async queueMessages(
-      webhooks: readonly Pick<WebhookRow, 'id'>[],
-      event: string,
-      body: string,
-    ): Promise<DeliveryRow[]> {
-      if (webhooks.length === 0) {
-        return [];
-      }
-      const rows = await db
-        .transaction()
-        .execute((trx) => queueMessagesIn(trx, webhooks, event, body));
-      afterCommit(() => jobs.wake(QUEUES.webhookDelivery));
-      return rows;
+    /**
+     * Another attempt of a message now (a caller's retry), in the caller's transaction: same
+     * message id, same bytes. An attempt still waiting for its turn is closed, so one message
+     * has one live attempt.
+     */
+    async retryMessageIn(trx: Transaction<Database>, of: DeliveryRow): Promise<DeliveryRow> {
+      await supersedePending(trx, of.webhook_id, of.message_id, 'superseded by a manual retry');
+      return queueAttempt(trx, {
+        webhook_id: of.webhook_id,
+        message_id: of.message_id,
+        event: of.event,
+        payload: of.payload,
+        attempt: (await lastAttemptOf(trx, of.webhook_id, of.message_id)) + 1,
+      });
     },
 
-    /**
-     * Another attempt of a message now (a caller's retry): same message id, same bytes. An
-     * attempt still waiting for its turn is closed, so one message has one live attempt.
-     */
-    async retryMessage(of: DeliveryRow): Promise<DeliveryRow> {
-      const row = await db.transaction().execute(async (trx) => {
-        await supersedePending(trx, of.webhook_id, of.message_id, 'superseded by a manual retry');
-        return queueAttempt(trx, {
-          webhook_id: of.webhook_id,
-          message_id: of.message_id,
-          event: of.event,
-          payload: of.payload,
-          attempt: (await lastAttemptOf(trx, of.webhook_id, of.message_id)) + 1,
-        });
-      });
+    /** Wakes the delivery workers once the caller's change is committed (a job is visible). */
+    wakeAfterCommit(): void {
       afterCommit(() => jobs.wake(QUEUES.webhookDelivery));
-      return row;
     },
   };
 }

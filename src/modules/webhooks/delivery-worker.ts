@@ -5,8 +5,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import type { JobHandler, JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
+import { systemActor } from '../audit/actor.js';
 import type { CredentialCipher } from '../connections/credential-cipher.js';
 import type { DeliveryJob, DeliveryQueue } from './delivery-queue.js';
 import { type PostOutcome, postSigned, type TargetRules } from './delivery-request.js';
@@ -56,6 +58,7 @@ export function createDeliveryWorker(deps: {
   db: Db;
   clock: Clock;
   log: FastifyBaseLogger;
+  writes: ChangeRunner;
   queue: Pick<DeliveryQueue, 'queueAttempt'>;
   jobs: Pick<JobQueue, 'wake'>;
   cipher: CredentialCipher;
@@ -79,7 +82,8 @@ export function createDeliveryWorker(deps: {
   async function record(attempt: DeliveryRow, webhook: WebhookRow, outcome: PostOutcome) {
     const failure = failureOf(outcome);
     const at = clock.now();
-    const retried = await db.transaction().execute(async (trx) => {
+    const retried = await deps.writes.run(async (change) => {
+      const trx = change.trx;
       if (!failure) {
         const recorded = await finishDelivery(trx, attempt.id, {
           status: 'succeeded',
@@ -111,6 +115,14 @@ export function createDeliveryWorker(deps: {
           active: false,
           disabled_reason: DISABLED_REASON,
           updated_at: at,
+        });
+        // Haven's own act on the family's setting: on its audit chain like a person's PATCH.
+        change.audit({
+          familyId: webhook.family_id,
+          actor: systemActor('webhook delivery'),
+          action: 'webhook.disabled',
+          target: { type: 'webhook', id: webhook.id },
+          changes: { active: false, disabled_reason: DISABLED_REASON },
         });
       }
       if (!recorded || delay === undefined) {

@@ -6,8 +6,11 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { clampPageLimit } from '../../http/common-schemas.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
+import { actorOf } from '../audit/actor.js';
+import { auditChanges } from '../audit/changes.js';
 import type { CredentialCipher } from '../connections/credential-cipher.js';
 import { EVENT_TYPES } from '../events/hub.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
@@ -34,6 +37,11 @@ export const ALL_EVENTS = '*';
 export const DELIVERIES_DEFAULT_LIMIT = 50;
 
 const WEBHOOK_NOT_FOUND = 'webhook not found';
+/**
+ * Where a family's messages go may name a person or their server: the audit log names the
+ * field without its value. The signing secret is never a change the log states.
+ */
+const WEBHOOK_PERSONAL_FIELDS = ['url'] as const;
 const KNOWN_EVENTS = new Set<string>(EVENT_TYPES);
 
 export interface WebhookInput {
@@ -76,7 +84,8 @@ export function createWebhooksService(deps: {
     'requireFamily' | 'listFamilies' | 'checkThrough' | 'visibleRows'
   >;
   cipher: CredentialCipher;
-  queue: Pick<DeliveryQueue, 'queueMessages' | 'retryMessage'>;
+  writes: ChangeRunner;
+  queue: Pick<DeliveryQueue, 'queueMessagesIn' | 'retryMessageIn' | 'wakeAfterCommit'>;
 }) {
   const { db, clock } = deps;
 
@@ -130,20 +139,30 @@ export function createWebhooksService(deps: {
       const secret = newSigningSecret();
       const sealed = deps.cipher.seal(secret, secretBinding(id));
       const now = clock.now();
-      await insertWebhook(db, {
-        id,
-        family_id: input.family_id,
-        url,
-        events,
-        secret: sealed.sealed,
-        secret_key_id: sealed.keyId,
-        active: true,
-        failing_since: null,
-        disabled_reason: null,
-        created_at: now,
-        updated_at: now,
+      const created = await deps.writes.run(async (change) => {
+        await insertWebhook(change.trx, {
+          id,
+          family_id: input.family_id,
+          url,
+          events,
+          secret: sealed.sealed,
+          secret_key_id: sealed.keyId,
+          active: true,
+          failing_since: null,
+          disabled_reason: null,
+          created_at: now,
+          updated_at: now,
+        });
+        change.audit({
+          familyId: input.family_id,
+          actor: actorOf(principal),
+          action: 'webhook.created',
+          target: { type: 'webhook', id },
+          changes: auditChanges({ url, events, active: true }, WEBHOOK_PERSONAL_FIELDS),
+        });
+        return (await findWebhook(change.trx, id)) as WebhookRow;
       });
-      return { ...((await findWebhook(db, id)) as WebhookRow), secret };
+      return { ...created, secret };
     },
 
     async listWebhooks(principal: Principal, familyId?: string) {
@@ -163,20 +182,46 @@ export function createWebhooksService(deps: {
     async updateWebhook(principal: Principal, id: string, input: WebhookInput) {
       const webhook = await requireWebhook(principal, id, 'write');
       const reactivated = input.active === true && !webhook.active;
-      return updateWebhook(db, id, {
-        ...(input.url !== undefined ? { url: await checkUrl(input.url) } : {}),
-        ...(input.events !== undefined ? { events: checkEvents(input.events) } : {}),
-        ...(input.active !== undefined ? { active: input.active } : {}),
-        // A re-enabled endpoint starts with a clean record: five more days before disabling.
-        ...(reactivated ? { failing_since: null, disabled_reason: null } : {}),
-        ...(input.active === false ? { disabled_reason: null } : {}),
-        updated_at: clock.now(),
+      const changed = {
+        url: input.url !== undefined ? await checkUrl(input.url) : undefined,
+        events: input.events !== undefined ? checkEvents(input.events) : undefined,
+        active: input.active,
+      };
+      return deps.writes.run(async (change) => {
+        const row = await updateWebhook(change.trx, id, {
+          ...(changed.url !== undefined ? { url: changed.url } : {}),
+          ...(changed.events !== undefined ? { events: changed.events } : {}),
+          ...(changed.active !== undefined ? { active: changed.active } : {}),
+          // A re-enabled endpoint starts with a clean record: five more days before disabling.
+          ...(reactivated ? { failing_since: null, disabled_reason: null } : {}),
+          ...(input.active === false ? { disabled_reason: null } : {}),
+          updated_at: clock.now(),
+        });
+        change.audit({
+          familyId: webhook.family_id,
+          actor: actorOf(principal),
+          action: 'webhook.updated',
+          target: { type: 'webhook', id },
+          changes: auditChanges(changed, WEBHOOK_PERSONAL_FIELDS),
+        });
+        return row;
       });
     },
 
     async deleteWebhook(principal: Principal, id: string): Promise<void> {
-      await requireWebhook(principal, id, 'write');
-      await deleteWebhook(db, id);
+      const webhook = await requireWebhook(principal, id, 'write');
+      await deps.writes.run(async (change) => {
+        if (!(await deleteWebhook(change.trx, id))) {
+          return; // deleted meanwhile by another request: that one said so
+        }
+        change.audit({
+          familyId: webhook.family_id,
+          actor: actorOf(principal),
+          action: 'webhook.deleted',
+          target: { type: 'webhook', id },
+          changes: {},
+        });
+      });
     },
 
     /** A `test` message to this webhook alone, whatever it subscribes to. */
@@ -187,8 +232,20 @@ export function createWebhooksService(deps: {
         webhook_id: webhook.id,
         message: 'a test delivery from Haven',
       });
-      const [queued] = await deps.queue.queueMessages([webhook], 'test', body);
-      return presentDelivery(queued as DeliveryRow);
+      const queued = await deps.writes.run(async (change) => {
+        const [row] = await deps.queue.queueMessagesIn(change.trx, [webhook], 'test', body);
+        const delivery = row as DeliveryRow;
+        change.audit({
+          familyId: webhook.family_id,
+          actor: actorOf(principal),
+          action: 'webhook.test_sent',
+          target: { type: 'webhook', id: webhook.id },
+          changes: { event: 'test', delivery_id: delivery.id },
+        });
+        return delivery;
+      });
+      deps.queue.wakeAfterCommit();
+      return presentDelivery(queued);
     },
 
     async listDeliveries(principal: Principal, id: string, limit = DELIVERIES_DEFAULT_LIMIT) {
@@ -206,7 +263,19 @@ export function createWebhooksService(deps: {
         throw new NotFoundError('delivery not found');
       }
       requireActive(webhook);
-      return presentDelivery(await deps.queue.retryMessage(delivery));
+      const retried = await deps.writes.run(async (change) => {
+        const row = await deps.queue.retryMessageIn(change.trx, delivery);
+        change.audit({
+          familyId: webhook.family_id,
+          actor: actorOf(principal),
+          action: 'webhook.delivery_retried',
+          target: { type: 'webhook_delivery', id: delivery.id },
+          changes: { webhook_id: webhook.id, delivery_id: row.id, attempt: row.attempt },
+        });
+        return row;
+      });
+      deps.queue.wakeAfterCommit();
+      return presentDelivery(retried);
     },
   };
 }

@@ -208,8 +208,10 @@ export async function updateWebhook(
     .executeTakeFirstOrThrow();
 }
 
-export async function deleteWebhook(db: Db, id: string): Promise<void> {
-  await db.deleteFrom('webhooks').where('id', '=', id).execute();
+/** Whether there was a row to delete (a concurrent delete may have taken it first). */
+export async function deleteWebhook(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }
 
 export async function findSealedSecret(

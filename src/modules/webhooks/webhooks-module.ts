@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
 import type { AppEnv } from '../../config.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
 import type { CredentialCipher } from '../connections/credential-cipher.js';
@@ -40,18 +41,20 @@ export function createWebhooks(deps: {
     'requireFamily' | 'listFamilies' | 'checkThrough' | 'visibleRows'
   >;
   cipher: CredentialCipher;
+  writes: ChangeRunner;
   tuning?: WebhookTuning;
 }) {
   const { db, clock, jobs, tuning = {} } = deps;
   const publicOnly = deps.appEnv === 'production';
   const resolve = tuning.resolve ?? systemResolver;
-  const queue = createDeliveryQueue({ db, clock, jobs });
+  const queue = createDeliveryQueue({ clock, jobs });
   jobs.handle<DeliveryJob>(
     QUEUES.webhookDelivery,
     createDeliveryWorker({
       db,
       clock,
       log: deps.log,
+      writes: deps.writes,
       queue,
       jobs,
       cipher: deps.cipher,
@@ -67,6 +70,7 @@ export function createWebhooks(deps: {
     resolve,
     families: deps.families,
     cipher: deps.cipher,
+    writes: deps.writes,
     queue,
   });
 }
