@@ -51,9 +51,10 @@ describe("the embedded quick setup's floor statement", () => {
     expect(result.statusCode).toBe(201);
     const floor = await quickSetupStatement(orgId, 'Bench Kid', '2016-05-01');
     expect(statements).toEqual([floor.statement.sql]);
-    // The family, the child, the policy and each of its 20 rules get an id of their own.
-    expect(floor.freshIds).toHaveLength(23);
-    expect(new Set(floor.freshIds).size).toBe(23);
+    // The family, the child, the policy, each of its 20 rules and the audit entry get an id
+    // of their own.
+    expect(floor.freshIds).toHaveLength(24);
+    expect(new Set(floor.freshIds).size).toBe(24);
   });
 
   it("writes a whole setup into the key's org each time its created ids are replaced", async () => {

@@ -75,6 +75,62 @@ function clockTimeOf(chain: Chain): RawBuilder<Date | null> {
     : sql<Date | null>`null::timestamptz`;
 }
 
+/** The entries `stated` (all of one actor) make after `tip`, hashed in chain order. */
+function chained(
+  chain: Chain,
+  stated: readonly StatedAuditEntry[],
+  tip: { seq: number; hash: string },
+  label: string,
+  occurredAt: string,
+  ids: () => string,
+): AuditEntry[] {
+  let seq = tip.seq;
+  let prevHash = tip.hash;
+  const entries: AuditEntry[] = [];
+  for (const entry of stated) {
+    seq += 1;
+    const body: Omit<AuditEntry, 'hash'> = {
+      id: ids(),
+      seq,
+      occurred_at: occurredAt,
+      family_id: chain.kind === 'family' ? chain.id : null,
+      org_id: chain.kind === 'org' ? chain.id : null,
+      actor: { type: entry.actor.type, id: entry.actor.id, label },
+      action: entry.action,
+      target: entry.target,
+      request_id: entry.actor.requestId,
+      changes: entry.changes,
+      prev_hash: prevHash,
+    };
+    const hash = entryHash(body);
+    entries.push({ ...body, hash });
+    prevHash = hash;
+  }
+  return entries;
+}
+
+/** The stored row of an entry (`changes` as JSON text: the column is jsonb). */
+function rowOf(chainId: string, entry: AuditEntry) {
+  return {
+    id: entry.id,
+    chain_id: chainId,
+    seq: entry.seq,
+    occurred_at: entry.occurred_at,
+    family_id: entry.family_id,
+    org_id: entry.org_id,
+    actor_type: entry.actor.type,
+    actor_id: entry.actor.id,
+    actor_label: entry.actor.label,
+    action: entry.action,
+    target_type: entry.target.type,
+    target_id: entry.target.id,
+    request_id: entry.request_id,
+    changes: JSON.stringify(entry.changes) as unknown as Record<string, unknown>,
+    prev_hash: entry.prev_hash,
+    hash: entry.hash,
+  };
+}
+
 /**
  * Appends `stated` (all of one actor) to the chain, inside the caller's transaction. Taking
  * the seqs locks the chain's row until the commit, so concurrent writers of one chain follow
@@ -106,58 +162,56 @@ export async function appendToChain(
   if (!tip) {
     throw new Error('the audit chain statement returned no row');
   }
-  const occurredAt = (tip.clock_time ?? now).toISOString();
-  const label = tip.label ?? first.actor.type;
-  let seq = Number(tip.last_seq) - count;
-  let prevHash = tip.last_hash;
-  const entries: AuditEntry[] = [];
-  for (const entry of stated) {
-    seq += 1;
-    const body: Omit<AuditEntry, 'hash'> = {
-      id: ids(),
-      seq,
-      occurred_at: occurredAt,
-      family_id: chain.kind === 'family' ? chain.id : null,
-      org_id: chain.kind === 'org' ? chain.id : null,
-      actor: { type: entry.actor.type, id: entry.actor.id, label },
-      action: entry.action,
-      target: entry.target,
-      request_id: entry.actor.requestId,
-      changes: entry.changes,
-      prev_hash: prevHash,
-    };
-    const hash = entryHash(body);
-    entries.push({ ...body, hash });
-    prevHash = hash;
-  }
+  const entries = chained(
+    chain,
+    stated,
+    { seq: Number(tip.last_seq) - count, hash: tip.last_hash },
+    tip.label ?? first.actor.type,
+    (tip.clock_time ?? now).toISOString(),
+    ids,
+  );
   await trx
     .with('appended', (db) =>
-      db.insertInto('audit_entries').values(
-        entries.map((entry) => ({
-          id: entry.id,
-          chain_id: chain.id,
-          seq: entry.seq,
-          occurred_at: entry.occurred_at,
-          family_id: entry.family_id,
-          org_id: entry.org_id,
-          actor_type: entry.actor.type,
-          actor_id: entry.actor.id,
-          actor_label: entry.actor.label,
-          action: entry.action,
-          target_type: entry.target.type,
-          target_id: entry.target.id,
-          request_id: entry.request_id,
-          changes: JSON.stringify(entry.changes) as unknown as Record<string, unknown>,
-          prev_hash: entry.prev_hash,
-          hash: entry.hash,
-        })),
-      ),
+      db.insertInto('audit_entries').values(entries.map((entry) => rowOf(chain.id, entry))),
     )
     .updateTable('audit_chains')
-    .set({ last_hash: prevHash })
+    .set({ last_hash: entries.at(-1)?.hash ?? tip.last_hash })
     .where('chain_id', '=', chain.id)
     .execute();
   return entries;
+}
+
+/**
+ * The rows of a chain that begins with `stated` (all of one actor, labelled `label`), for a
+ * writer that makes the chain's family in the same statement and so knows the chain is new
+ * and what the entry says before anything is read (a new family's quick setup). Its insert
+ * fails if the chain already exists: nothing is ever appended this way to a chain with
+ * entries.
+ */
+export function newChainRows(
+  chain: Chain,
+  stated: readonly StatedAuditEntry[],
+  label: string,
+  occurredAt: Date,
+  ids: () => string,
+) {
+  const entries = chained(
+    chain,
+    stated,
+    { seq: 0, hash: GENESIS_HASH },
+    label,
+    occurredAt.toISOString(),
+    ids,
+  );
+  return {
+    chain: {
+      chain_id: chain.id,
+      kind: chain.kind,
+      last_seq: entries.length,
+      last_hash: entries.at(-1)?.hash ?? GENESIS_HASH,
+    } satisfies AuditChainTable,
+    entries: entries.map((entry) => rowOf(chain.id, entry)),
+  };
 }
 
 type EntryRow = Omit<AuditEntryTable, 'chain_id' | 'occurred_at'> & { occurred_at: Date };

@@ -52,10 +52,11 @@ describe('quick setup round trips', () => {
     return { body, seen };
   }
 
-  it('a new family: one statement writes its 24 rows, and its events read nothing (it can have no webhooks or connections yet)', async () => {
+  it('a new family: one statement writes its 24 rows and its audit chain with the entry, and its events read nothing (it can have no webhooks or connections yet)', async () => {
     const { body, seen } = await counted({ child_name: 'Leo', birth_date: '2015-01-10' });
     expect(body.rules).toHaveLength(20);
     expect(seen).toEqual([expect.stringMatching(/^with w0 as \(insert into "families"/)]);
+    expect(seen[0]).toMatch(/insert into "audit_chains".*insert into "audit_entries"/);
   });
 
   it('an existing family: the check, then lock, find and one write in a transaction', async () => {
@@ -67,7 +68,8 @@ describe('quick setup round trips', () => {
     });
     expect(sibling.body.rules).toHaveLength(20);
     // After the visibility check (the family, the caller's membership): one transaction,
-    // which the events' readers (webhooks, connections) join before the commit.
+    // which the events' readers (webhooks, connections) and the audit entry (the chain's
+    // next seq, then the entry) join before the commit.
     expect(fromBegin(sibling.seen)).toEqual([
       'begin',
       expect.stringMatching(/^select pg_advisory_xact_lock/),
@@ -75,9 +77,11 @@ describe('quick setup round trips', () => {
       expect.stringMatching(/^with w0 as \(insert into "children"/),
       expect.stringMatching(/^select .* from "webhooks"/),
       expect.stringMatching(/^select .* from "family_connections"/),
+      expect.stringMatching(/^insert into audit_chains/),
+      expect.stringMatching(/^with "appended" as \(insert into "audit_entries"/),
       'commit',
     ]);
-    // Repeating it finds everything and writes nothing (and so announces nothing).
+    // Repeating it finds everything and writes nothing (and so announces and logs nothing).
     const again = await counted({
       child_name: 'Bo',
       birth_date: '2016-04-04',

@@ -1,13 +1,18 @@
 // Quick setup (spec "Quick setup"): a family, a child, an active policy and its 20
 // age-appropriate rules in one call. The dedupe key is (family_id, child_name, birth_date).
+// The call is one change with one audit entry (`setup.quick`, its target the child) saying
+// what it set; a call that finds everything made writes nothing and states no entry.
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
-import type { ChangeRunner, StatedEvent } from '../../db/transaction-effects.js';
+import type { ChangeRunner, StatedAuditEntry, StatedEvent } from '../../db/transaction-effects.js';
 import { BadRequestError, ForbiddenError } from '../../http/errors.js';
 import { ageOn, nextAgeChangeOn } from '../age/bands.js';
 import { rulesForAge, type Strictness } from '../age/derivation.js';
+import { actorOf } from '../audit/actor.js';
+import { auditChanges, REDACTED } from '../audit/changes.js';
+import { newChainRows } from '../audit/store.js';
 import { birthDateTime, parseBirthDate } from '../children/birth-date.js';
 import type { ChildrenService } from '../children/service.js';
 import type { FamiliesService } from '../families/service.js';
@@ -36,6 +41,8 @@ export function createQuickSetupService(deps: {
   policyChanges: Pick<PolicyChanges, 'child'>;
   familyClock: Pick<FamilyClock, 'nowFor'>;
   testClocks: Pick<TestClocksService, 'requireClock'>;
+  /** Whether changes write audit entries (wiring's `auditLog`): a new family writes its own. */
+  auditLog: boolean;
 }) {
   /** The events of what this call wrote (a repeated call writes nothing). */
   function eventsOf(rows: QuickSetupRows, now: Date): StatedEvent[] {
@@ -51,6 +58,44 @@ export function createQuickSetupService(deps: {
       events.push({ type: 'policy.updated', data: policy });
     }
     return events;
+  }
+
+  /**
+   * The call's audit entry, or none when it wrote nothing. Names, birth date and the family's
+   * name are named without their values; what was made, the policy and how many rules it
+   * wrote are settings.
+   */
+  function auditEntry(
+    principal: Principal,
+    rows: QuickSetupRows,
+    input: { familyName: string; testClockId: string | undefined; strictness: Strictness },
+  ): StatedAuditEntry | undefined {
+    const { wrote } = rows;
+    if (!wrote.family && !wrote.child && wrote.policy === 'none') {
+      return undefined;
+    }
+    return {
+      familyId: rows.family.id,
+      actor: actorOf(principal),
+      action: 'setup.quick',
+      target: { type: 'child', id: rows.child.id },
+      changes: {
+        family_created: wrote.family,
+        ...(wrote.family
+          ? auditChanges({ family_name: input.familyName, test_clock_id: input.testClockId }, [
+              'family_name',
+            ])
+          : {}),
+        child_created: wrote.child,
+        child_name: REDACTED,
+        birth_date: REDACTED,
+        policy_id: rows.policy.id,
+        policy_status: rows.policy.status,
+        policy_version: rows.policy.version,
+        strictness: input.strictness,
+        rules_written: wrote.rules,
+      },
+    };
   }
 
   return {
@@ -81,6 +126,7 @@ export function createQuickSetupService(deps: {
       const strictness = input.strictness ?? 'recommended';
       const childAge = Math.max(0, ageOn(birthDate, now));
       const generated = rulesForAge(childAge, strictness);
+      const audited = { familyName, testClockId: testClock?.id, strictness };
 
       const rows = await writeQuickSetup(
         deps.db,
@@ -110,7 +156,25 @@ export function createQuickSetupService(deps: {
         (trx, written) =>
           deps.writes.within(trx, async (change) => {
             change.emit(written.family.id, eventsOf(written, now));
+            const entry = auditEntry(principal, written, audited);
+            if (entry) {
+              change.audit(entry);
+            }
           }),
+        // A new family's chain begins with this entry, written by the setup's one statement:
+        // the caller becomes its owner (a key is named by its prefix), on the family's clock.
+        (written) => {
+          const entry = deps.auditLog ? auditEntry(principal, written, audited) : undefined;
+          return entry
+            ? newChainRows(
+                { id: written.family.id, kind: 'family' },
+                [entry],
+                entry.actor.label ?? 'owner',
+                now,
+                randomUUID,
+              )
+            : undefined;
+        },
       );
       if (rows.wrote.policy !== 'none') {
         // A new active policy may outrank the one in force; a repair raised the version.

@@ -3,13 +3,16 @@
 // every part exactly once and checks foreign keys at the end of the statement), so a brand-new
 // family costs one round trip and needs no transaction. Into an existing family, each step
 // finds before it creates, under a lock: an identical call repairs whatever a crashed earlier
-// call left half-made.
+// call left half-made. A new family's audit entry is part of that one statement too: its chain
+// begins with it, so nothing needs reading first (docs/decisions.md "Quick setup's audit
+// entry").
 import { randomUUID } from 'node:crypto';
 import { type Insertable, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { registerPrepared } from '../../db/prepared-statements.js';
 import type { Database } from '../../db/schema.js';
 import type { Strictness } from '../age/derivation.js';
+import type { AuditChainTable, AuditEntryTable } from '../audit/store.js';
 import { type ChildRow, childValues } from '../children/store.js';
 import type { FamilyRow } from '../families/store.js';
 import type { PolicyRow, PolicyRuleRow, RuleWrite } from '../policies/store.js';
@@ -35,9 +38,20 @@ export interface QuickSetupRows {
   child: ChildRow;
   policy: PolicyRow;
   rules: PolicyRuleRow[];
-  /** What this call wrote, so the caller announces exactly that (policy `updated`: repaired). */
-  wrote: { family: boolean; child: boolean; policy: 'created' | 'updated' | 'none' };
+  /**
+   * What this call wrote, so the caller announces exactly that (policy `updated`: repaired;
+   * `rules`: how many rules it wrote).
+   */
+  wrote: { family: boolean; child: boolean; policy: 'created' | 'updated' | 'none'; rules: number };
 }
+
+/**
+ * The rows of a new family's audit chain, beginning with the setup's entry (audit/store.ts
+ * newChainRows), given what the call writes; none when the log is off.
+ */
+export type NewFamilyAudit = (
+  rows: QuickSetupRows,
+) => { chain: AuditChainTable; entries: Insertable<AuditEntryTable>[] } | undefined;
 
 /** The rows quick setup creates, the same whether the family is new or repaired. */
 function newChild(input: QuickSetupWrite, familyId: string): ChildRow {
@@ -168,9 +182,18 @@ async function writeNewFamily(
   db: Db,
   input: QuickSetupWrite,
   family: FamilyRow,
+  audit: NewFamilyAudit | undefined,
 ): Promise<QuickSetupRows> {
   const child = newChild(input, family.id);
   const policy = newPolicy(input, child.id);
+  const rules = newRules(input, policy.id, input.rules);
+  const rows: QuickSetupRows = {
+    family,
+    child,
+    policy,
+    rules,
+    wrote: { family: true, child: true, policy: 'created', rules: rules.length },
+  };
   const parents = [insertRow('families', family)];
   if ('ownerUserId' in input.family && input.family.ownerUserId) {
     parents.push(
@@ -185,9 +208,16 @@ async function writeNewFamily(
   }
   parents.push(insertRow('children', childValues(child)));
   parents.push(insertRow('policies', policy));
-  const rules = await insertWithRules(db, parents, newRules(input, policy.id, input.rules));
+  const logged = audit?.(rows);
+  if (logged) {
+    parents.push(insertRow('audit_chains', logged.chain));
+    for (const entry of logged.entries) {
+      parents.push(insertRow('audit_entries', entry));
+    }
+  }
+  await insertWithRules(db, parents, rules);
   rules.sort(byCategory);
-  return { family, child, policy, rules, wrote: { family: true, child: true, policy: 'created' } };
+  return rows;
 }
 
 /**
@@ -350,6 +380,7 @@ async function writeIntoFamily(
         : missing.length > 0
           ? ('updated' as const)
           : ('none' as const),
+      rules: inserted.length,
     };
     const rules = [...present, ...inserted].sort(byCategory);
     const rows = { family, child, policy, rules, wrote };
@@ -358,20 +389,22 @@ async function writeIntoFamily(
   });
 }
 
-/** What the rows written imply (their events), written in their transaction. */
+/** What the rows written imply (their events, their audit entry), written in their transaction. */
 export type ImpliedWrites = (trx: Transaction<Database>, rows: QuickSetupRows) => Promise<void>;
 
 /**
  * `implied` runs inside the transaction of a write into an existing family. A new family's
- * write is one statement and implies nothing more: its events reach no webhook and no
- * connection, since the family has none yet.
+ * write is one statement and implies nothing more than its audit entry (`newFamilyAudit`,
+ * written by the same statement): its events reach no webhook and no connection, since the
+ * family has none yet.
  */
 export async function writeQuickSetup(
   db: Db,
   input: QuickSetupWrite,
   implied: ImpliedWrites,
+  newFamilyAudit?: NewFamilyAudit,
 ): Promise<QuickSetupRows> {
   return 'create' in input.family
-    ? writeNewFamily(db, input, input.family.create)
+    ? writeNewFamily(db, input, input.family.create, newFamilyAudit)
     : writeIntoFamily(db, input, input.family.existing, implied);
 }
