@@ -4,20 +4,21 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { ChangeRunner } from '../../db/transaction-effects.js';
 import {
   BadRequestError,
   ConflictError,
   ForbiddenError,
   NotFoundError,
 } from '../../http/errors.js';
+import { type AuditActor, actorOf } from '../audit/actor.js';
+import { auditChanges } from '../audit/changes.js';
 import { DEMO_FAMILY_ID } from '../demo/demo-family.js';
-import type { PolicyChanges } from '../policies/policy-changes.js';
 import type { TestClocksService } from '../test-clocks/service.js';
 import type { UsersService } from '../users/service.js';
 import {
   type Alongside,
   changeMemberKeepingOwner,
-  deleteFamily,
   type FamilyFacts,
   type FamilyMemberTable,
   type FamilyRole,
@@ -39,6 +40,18 @@ const NOT_A_MEMBER = 'not a member of this family';
 const INSUFFICIENT_ROLE = 'insufficient role for this action';
 const LAST_OWNER = 'a family must keep at least one owner';
 const WRITERS: readonly FamilyRole[] = ['owner', 'parent'];
+/** A family's personal data: the audit log names these fields without their values. */
+const FAMILY_PERSONAL_FIELDS = ['name'] as const;
+
+/**
+ * Who changed a membership: only an owner may, so a person acted as `owner` (named so even
+ * when the change took that role away or removed them: the label says who acted, not what
+ * they are afterwards).
+ */
+function memberChangeActor(principal: Principal): AuditActor {
+  const actor = actorOf(principal);
+  return actor.type === 'user' && actor.label === undefined ? { ...actor, label: 'owner' } : actor;
+}
 
 export type Access = 'read' | 'write';
 
@@ -60,10 +73,9 @@ export function createFamiliesService(deps: {
   users: Pick<UsersService, 'userExists'>;
   /** On a sandbox deployment every caller may read the demo family (CONTRACT.md §6). */
   sandbox: boolean;
-  /** A deleted family takes its children's policies along: cached versions must go too. */
-  policyChanges: Pick<PolicyChanges, 'family'>;
   /** Sandbox test clocks a family may join (CONTRACT.md §11.3). */
   testClocks: Pick<TestClocksService, 'requireClock' | 'attachFamily'>;
+  writes: ChangeRunner;
 }) {
   const { db, clock } = deps;
 
@@ -233,7 +245,20 @@ export function createFamiliesService(deps: {
               role: 'owner' as const,
               joined_at: now,
             };
-      await insertFamily(db, family, owner);
+      await deps.writes.run(async (change) => {
+        await insertFamily(change.trx, family, owner);
+        change.audit({
+          familyId: family.id,
+          actor: actorOf(principal),
+          action: 'family.created',
+          target: { type: 'family', id: family.id },
+          // Joining a test clock is a setting of the family; its name is personal.
+          changes: auditChanges(
+            { name, test_clock_id: input.test_clock_id },
+            FAMILY_PERSONAL_FIELDS,
+          ),
+        });
+      });
       return family;
     },
 
@@ -267,18 +292,23 @@ export function createFamiliesService(deps: {
       if (name === '') {
         throw new BadRequestError('name is required');
       }
-      return db.transaction().execute(async (trx) => {
+      return deps.writes.run(async (change) => {
         if (input.test_clock_id !== undefined && input.test_clock_id !== current.test_clock_id) {
-          await deps.testClocks.attachFamily(principal, trx, familyId, input.test_clock_id);
+          await deps.testClocks.attachFamily(principal, change.trx, familyId, input.test_clock_id);
         }
-        return renameFamily(trx, familyId, name ?? current.name, clock.now());
+        const family = await renameFamily(change.trx, familyId, name ?? current.name, clock.now());
+        change.audit({
+          familyId,
+          actor: actorOf(principal),
+          action: 'family.updated',
+          target: { type: 'family', id: familyId },
+          changes: auditChanges(
+            { name: input.name, test_clock_id: input.test_clock_id },
+            FAMILY_PERSONAL_FIELDS,
+          ),
+        });
+        return family;
       });
-    },
-
-    async deleteFamily(principal: Principal, familyId: string): Promise<void> {
-      await requireFamily(principal, familyId, 'write', ['owner']);
-      await deleteFamily(db, familyId);
-      await deps.policyChanges.family(familyId);
     },
 
     async listMembers(principal: Principal, familyId: string): Promise<FamilyMemberTable[]> {
@@ -302,9 +332,18 @@ export function createFamiliesService(deps: {
         role: input.role,
         joined_at: clock.now(),
       };
-      if (!(await insertMember(db, member))) {
-        throw new ConflictError('user is already a member of this family');
-      }
+      await deps.writes.run(async (change) => {
+        if (!(await insertMember(change.trx, member))) {
+          throw new ConflictError('user is already a member of this family');
+        }
+        change.audit({
+          familyId,
+          actor: memberChangeActor(principal),
+          action: 'family_member.added',
+          target: { type: 'user', id: member.user_id },
+          changes: { role: member.role },
+        });
+      });
       return member;
     },
 
@@ -315,14 +354,24 @@ export function createFamiliesService(deps: {
       change: { role: FamilyRole } | 'delete',
     ): Promise<FamilyMemberTable | undefined> {
       await requireFamily(principal, familyId, 'write', ['owner']);
-      const outcome = await changeMemberKeepingOwner(db, familyId, memberId, change);
-      if (outcome === 'not_found') {
-        throw new NotFoundError('member not found');
-      }
-      if (outcome === 'last_owner') {
-        throw new ConflictError(LAST_OWNER);
-      }
-      return outcome === 'deleted' ? undefined : outcome;
+      return deps.writes.run(async (write) => {
+        const outcome = await changeMemberKeepingOwner(write.trx, familyId, memberId, change);
+        if (outcome === 'not_found') {
+          throw new NotFoundError('member not found');
+        }
+        if (outcome === 'last_owner') {
+          throw new ConflictError(LAST_OWNER);
+        }
+        const member = 'deleted' in outcome ? outcome.deleted : outcome.changed;
+        write.audit({
+          familyId,
+          actor: memberChangeActor(principal),
+          action: 'deleted' in outcome ? 'family_member.removed' : 'family_member.updated',
+          target: { type: 'user', id: member.user_id },
+          changes: 'deleted' in outcome ? {} : { role: member.role },
+        });
+        return 'deleted' in outcome ? undefined : outcome.changed;
+      });
     },
 
     /**

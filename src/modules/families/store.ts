@@ -1,7 +1,13 @@
 // SQL of families and their members. Which families a caller sees is decided by the service
 // and expressed here as a tenant filter.
 
-import { type Compilable, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import {
+  type Compilable,
+  type Kysely,
+  type SelectQueryBuilder,
+  sql,
+  type Transaction,
+} from 'kysely';
 import type { Environment } from '../../auth/principal.js';
 import type { Db } from '../../db/connect.js';
 import { reusedStatement } from '../../db/reused-statement.js';
@@ -42,17 +48,16 @@ export type FamilyTenant =
   | { kind: 'user'; userId: string; onlyFamilyId?: string }
   | { kind: 'org'; orgId: string; environment: Environment };
 
+/** The family and its first owner (the caller's transaction holds both). */
 export async function insertFamily(
-  db: Db,
+  trx: Transaction<Database>,
   family: FamilyRow,
   owner: FamilyMemberTable | undefined,
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto('families').values(family).execute();
-    if (owner) {
-      await trx.insertInto('family_members').values(owner).execute();
-    }
-  });
+  await trx.insertInto('families').values(family).execute();
+  if (owner) {
+    await trx.insertInto('family_members').values(owner).execute();
+  }
 }
 
 function newestFamiliesFirst<O>(query: SelectQueryBuilder<Database, 'families', O>) {
@@ -118,11 +123,6 @@ export async function renameFamily(db: Db, familyId: string, name: string, now: 
     .executeTakeFirstOrThrow();
 }
 
-/** Children, members, tokens and everything else of the family go with it (cascade). */
-export async function deleteFamily(db: Db, familyId: string): Promise<void> {
-  await db.deleteFrom('families').where('id', '=', familyId).execute();
-}
-
 export async function insertMember(db: Db, member: FamilyMemberTable): Promise<boolean> {
   const result = await db
     .insertInto('family_members')
@@ -134,48 +134,50 @@ export async function insertMember(db: Db, member: FamilyMemberTable): Promise<b
 
 /**
  * Changes or removes a member unless the family would be left without an owner; the owner
- * count is read under a lock on the family row, so concurrent changes cannot both pass.
+ * count is read under a lock on the family row (held by the caller's transaction until its
+ * commit), so concurrent changes cannot both pass. A removal answers the member removed.
  */
 export async function changeMemberKeepingOwner(
-  db: Db,
+  trx: Transaction<Database>,
   familyId: string,
   memberId: string,
   change: { role: FamilyRole } | 'delete',
-): Promise<FamilyMemberTable | 'not_found' | 'last_owner' | 'deleted'> {
-  return db.transaction().execute(async (trx) => {
-    await trx.selectFrom('families').select('id').where('id', '=', familyId).forUpdate().execute();
-    const member = await trx
+): Promise<
+  { changed: FamilyMemberTable } | { deleted: FamilyMemberTable } | 'not_found' | 'last_owner'
+> {
+  await trx.selectFrom('families').select('id').where('id', '=', familyId).forUpdate().execute();
+  const member = await trx
+    .selectFrom('family_members')
+    .selectAll()
+    .where('family_id', '=', familyId)
+    .where('id', '=', memberId)
+    .executeTakeFirst();
+  if (!member) {
+    return 'not_found';
+  }
+  const losesOwner = member.role === 'owner' && (change === 'delete' || change.role !== 'owner');
+  if (losesOwner) {
+    const owners = await trx
       .selectFrom('family_members')
-      .selectAll()
+      .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('family_id', '=', familyId)
-      .where('id', '=', memberId)
-      .executeTakeFirst();
-    if (!member) {
-      return 'not_found';
-    }
-    const losesOwner = member.role === 'owner' && (change === 'delete' || change.role !== 'owner');
-    if (losesOwner) {
-      const owners = await trx
-        .selectFrom('family_members')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('family_id', '=', familyId)
-        .where('role', '=', 'owner')
-        .executeTakeFirstOrThrow();
-      if (owners.n <= 1) {
-        return 'last_owner';
-      }
-    }
-    if (change === 'delete') {
-      await trx.deleteFrom('family_members').where('id', '=', memberId).execute();
-      return 'deleted';
-    }
-    return trx
-      .updateTable('family_members')
-      .set({ role: change.role })
-      .where('id', '=', memberId)
-      .returningAll()
+      .where('role', '=', 'owner')
       .executeTakeFirstOrThrow();
-  });
+    if (owners.n <= 1) {
+      return 'last_owner';
+    }
+  }
+  if (change === 'delete') {
+    await trx.deleteFrom('family_members').where('id', '=', memberId).execute();
+    return { deleted: member };
+  }
+  const changed = await trx
+    .updateTable('family_members')
+    .set({ role: change.role })
+    .where('id', '=', memberId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { changed };
 }
 
 /**
