@@ -8,6 +8,8 @@ import type { Change, ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
 import { ageOn } from '../age/bands.js';
 import { rulesForAge, type Strictness } from '../age/derivation.js';
+import { actorOf } from '../audit/actor.js';
+import { auditChanges } from '../audit/changes.js';
 import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
@@ -34,6 +36,30 @@ import {
 
 const POLICY_NOT_FOUND = 'policy not found';
 const CUSTOM = { by: 'custom' } as const;
+/**
+ * A policy's name is free text, often the child's name (quick setup writes "<name>'s
+ * Protection Policy"): the audit log names the field without its value.
+ */
+const POLICY_PERSONAL_FIELDS = ['name'] as const;
+
+/** A rule as the audit log keeps it: a setting, with its values. */
+const ruleChange = (rule: RuleWrite) => ({
+  category: rule.category,
+  enabled: rule.enabled,
+  config: rule.config,
+});
+
+/** The audit verbs of a policy (CONTRACT.md §12.1: `policy.<verb>`). */
+type PolicyVerb =
+  | 'created'
+  | 'updated'
+  | 'activated'
+  | 'paused'
+  | 'deleted'
+  | 'generated'
+  | 'rule_updated'
+  | 'rules_updated'
+  | 'rule_deleted';
 
 /** The Policy resource, JSON-ready: what policy.* events carry (automatic enforcement reads it). */
 export function policyEventData(policy: PolicyRow) {
@@ -89,6 +115,24 @@ export function createPoliciesService(deps: {
     change.emit(familyId, [{ type, data: policyEventData(policy) }]);
   }
 
+  /** States the change's audit entry: the caller's act on the policy. */
+  function audit(
+    change: Change,
+    principal: Principal,
+    verb: PolicyVerb,
+    familyId: string,
+    policyId: string,
+    changes: Record<string, unknown>,
+  ) {
+    change.audit({
+      familyId,
+      actor: actorOf(principal),
+      action: `policy.${verb}`,
+      target: { type: 'policy', id: policyId },
+      changes,
+    });
+  }
+
   /**
    * Writes a policy change and its event in one transaction, then tells every instance's
    * cache of the policy in force once it is committed (a device polling after the event's
@@ -112,6 +156,8 @@ export function createPoliciesService(deps: {
     familyId: string,
     rules: RuleWrite[],
     origin: { by: 'custom' } | { by: 'age'; strictness: Strictness },
+    /** States the write's audit entry, given the policy after it. */
+    audited: (change: Change, policy: PolicyRow) => void,
   ) {
     const policyId = current.id;
     let written: Awaited<ReturnType<typeof listRules>> = [];
@@ -124,6 +170,7 @@ export function createPoliciesService(deps: {
         origin.by === 'age' ? { strictness: origin.strictness } : {},
       );
       emit(change, 'policy.updated', familyId, policy);
+      audited(change, policy);
       written = await listRules(change.trx, policyId);
       return policy;
     });
@@ -223,6 +270,12 @@ export function createPoliciesService(deps: {
       await changePolicy(childId, async (change) => {
         await insertPolicy(change.trx, policy);
         emit(change, 'policy.created', child.family_id, policy);
+        audit(change, principal, 'created', child.family_id, policy.id, {
+          ...auditChanges({ name, priority: policy.priority }, POLICY_PERSONAL_FIELDS),
+          child_id: childId,
+          status: policy.status,
+          version: policy.version,
+        });
         return policy;
       });
       return policy;
@@ -253,6 +306,10 @@ export function createPoliciesService(deps: {
           ...(input.priority !== undefined ? { priority: input.priority } : {}),
         });
         emit(change, 'policy.updated', familyId, policy);
+        audit(change, principal, 'updated', familyId, policyId, {
+          ...auditChanges({ name, priority: input.priority }, POLICY_PERSONAL_FIELDS),
+          version: policy.version,
+        });
         return policy;
       });
       return policy;
@@ -273,6 +330,10 @@ export function createPoliciesService(deps: {
         });
         // A status change is announced as itself, not also as policy.updated.
         emit(change, status === 'active' ? 'policy.activated' : 'policy.paused', familyId, policy);
+        audit(change, principal, status === 'active' ? 'activated' : 'paused', familyId, policyId, {
+          status,
+          version: policy.version,
+        });
         return policy;
       });
       return policy;
@@ -293,6 +354,7 @@ export function createPoliciesService(deps: {
             },
           });
         }
+        audit(change, principal, 'deleted', familyId, policyId, {});
         return policy;
       });
     },
@@ -305,7 +367,12 @@ export function createPoliciesService(deps: {
     async putRule(principal: Principal, policyId: string, rule: RuleWrite) {
       const { policy, familyId } = await requirePolicyIn(principal, policyId, 'write');
       checkRule(rule);
-      const rules = await writeRules(policy, familyId, [rule], CUSTOM);
+      const rules = await writeRules(policy, familyId, [rule], CUSTOM, (change, after) =>
+        audit(change, principal, 'rule_updated', familyId, policyId, {
+          ...ruleChange(rule),
+          version: after.version,
+        }),
+      );
       const written = rules.find((r) => r.category === rule.category);
       if (!written) {
         throw new Error('the rule written was not read back');
@@ -324,7 +391,12 @@ export function createPoliciesService(deps: {
         }
         seen.add(rule.category);
       });
-      return writeRules(policy, familyId, rules, CUSTOM);
+      return writeRules(policy, familyId, rules, CUSTOM, (change, after) =>
+        audit(change, principal, 'rules_updated', familyId, policyId, {
+          rules: rules.map(ruleChange),
+          version: after.version,
+        }),
+      );
     },
 
     async deleteRule(principal: Principal, policyId: string, category: string): Promise<void> {
@@ -336,6 +408,10 @@ export function createPoliciesService(deps: {
         }
         const policy = await bumpPolicy(change.trx, policyId, clock.now());
         emit(change, 'policy.updated', familyId, policy);
+        audit(change, principal, 'rule_deleted', familyId, policyId, {
+          category,
+          version: policy.version,
+        });
         return policy;
       });
     },
@@ -348,10 +424,14 @@ export function createPoliciesService(deps: {
       const { policy, familyId } = await requirePolicyIn(principal, policyId, 'write');
       const child = await deps.children.requireChild(principal, policy.child_id, 'read');
       const age = Math.max(0, ageOn(child.birth_date, clock.now()));
-      return writeRules(policy, familyId, rulesForAge(age, strictness).rules, {
-        by: 'age',
-        strictness,
-      });
+      const generated = rulesForAge(age, strictness).rules;
+      return writeRules(policy, familyId, generated, { by: 'age', strictness }, (change, after) =>
+        audit(change, principal, 'generated', familyId, policyId, {
+          strictness,
+          rules: generated.map(ruleChange),
+          version: after.version,
+        }),
+      );
     },
   };
 }
