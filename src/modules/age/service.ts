@@ -5,9 +5,16 @@
 // announced. A run applies due children in small batches, each one transaction: a crash
 // loses at most the batch under way, which stays due and is applied by the next run; none is
 // applied twice.
+//
+// Each age a run applies is one act of Haven's with one audit entry (CONTRACT.md §12.1):
+// `child.age_changed`, or `child.came_of_age` for the birthday that makes the child 18, by
+// the system actor of the clock it ran on (`age run` on the real clock, `test clock` for a
+// test clock's advance). An age applied inside a caller's change (an age signal) is that
+// change's: its caller's entry says what it applied (auditAppliedAge).
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import type { Change, ChangeRunner } from '../../db/transaction-effects.js';
+import { systemActor } from '../audit/actor.js';
 import {
   type AgeChangeScope,
   type ChildRow,
@@ -26,6 +33,22 @@ export const COMING_OF_AGE = 18;
  */
 const AGE_CHANGES_PER_TRANSACTION = 25;
 
+/** What applying an age changed: the age whose rules are now in force, and the policies moved. */
+export interface AppliedAge {
+  ageApplied: number;
+  cameOfAge: boolean;
+  policies: Array<{ policy_id: string; version: number; changed_categories: string[] }>;
+}
+
+/** The audit `changes` of an applied age: settings only (an age, versions, categories). */
+export function auditAppliedAge(applied: AppliedAge): Record<string, unknown> {
+  return {
+    age_applied: applied.ageApplied,
+    ...(applied.cameOfAge ? { came_of_age: true } : {}),
+    policies: applied.policies,
+  };
+}
+
 /** Midnight (UTC) of a `YYYY-MM-DD` day. */
 function startOf(day: string): Date {
   return new Date(`${day}T00:00:00.000Z`);
@@ -39,14 +62,15 @@ export function createAgesService(deps: {
 }) {
   /**
    * Applies the effective age the child has at `at` (the child is locked by the caller's
-   * transaction); `changedAt` stamps what changes. Returns whether the effective age changed.
+   * transaction); `changedAt` stamps what changes. Returns what changed, or undefined when the
+   * effective age did not.
    */
   async function applyAge(
     change: Change,
     child: ChildRow,
     at: Date,
     changedAt: Date,
-  ): Promise<boolean> {
+  ): Promise<AppliedAge | undefined> {
     const age = ageOn(child.birth_date, at);
     const effective = effectiveAge(age, child.counting_signals);
     const previous = child.age_applied;
@@ -55,7 +79,7 @@ export function createAgesService(deps: {
       nextChangeOn: nextAgeChangeOn(child.birth_date, at),
     });
     if (effective === previous) {
-      return false;
+      return undefined;
     }
     const comingOfAge =
       effective >= COMING_OF_AGE && (previous === null || previous < COMING_OF_AGE);
@@ -87,7 +111,7 @@ export function createAgesService(deps: {
         { type: 'child.came_of_age', data: { child_id: child.id, age: effective } },
       ]);
     }
-    return true;
+    return { ageApplied: effective, cameOfAge: comingOfAge, policies };
   }
 
   /**
@@ -96,12 +120,27 @@ export function createAgesService(deps: {
    * applies each birthday in order. Answers how many it applied (0: nothing is due).
    */
   async function applyDue(scope: AgeChangeScope, limit = AGE_CHANGES_PER_TRANSACTION) {
+    const actor = systemActor(scope.clock === 'real' ? 'age run' : 'test clock');
     return deps.writes.run(async (change) => {
       const children = await claimDueChildren(change.trx, scope, limit);
       for (const child of children) {
         const at = startOf(child.next_age_change_on);
         // On the real clock a change is made now; a test clock's happen at their own moment.
-        await applyAge(change, child, at, scope.clock === 'real' ? deps.clock.now() : at);
+        const applied = await applyAge(
+          change,
+          child,
+          at,
+          scope.clock === 'real' ? deps.clock.now() : at,
+        );
+        if (applied) {
+          change.audit({
+            familyId: child.family_id,
+            actor,
+            action: applied.cameOfAge ? 'child.came_of_age' : 'child.age_changed',
+            target: { type: 'child', id: child.id },
+            changes: auditAppliedAge(applied),
+          });
+        }
       }
       return children.length;
     });

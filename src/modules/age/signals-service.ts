@@ -7,12 +7,13 @@ import type { Principal } from '../../auth/principal.js';
 import type { Db } from '../../db/connect.js';
 import type { ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
+import { actorOf } from '../audit/actor.js';
 import { CHILD_NOT_FOUND, type ChildrenService } from '../children/service.js';
 import { lockChild } from '../children/store.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import type { PolicyChanges } from '../policies/policy-changes.js';
 import { childAgeOn } from './effective-age.js';
-import type { AgesService } from './service.js';
+import { type AgesService, auditAppliedAge } from './service.js';
 import { isAgeSignalSource, withSignal } from './signals.js';
 import {
   type AgeSignalRow,
@@ -166,7 +167,25 @@ export function createAgeSignalsService(deps: {
           },
         ]);
         // The effect of a birthday, now: rules derived again for the new effective age.
-        return deps.ages.applyAge(change, current, now, now);
+        const applied = await deps.ages.applyAge(change, current, now, now);
+        // One entry for the request: the signal (a platform's statement of an age range, its
+        // settings) and, when it moved the age, what that applied.
+        change.audit({
+          familyId: current.family_id,
+          actor: actorOf(principal),
+          action: 'child.age_signal',
+          target: { type: 'child', id: child.id },
+          changes: {
+            signal_id: signal.id,
+            source: signal.source,
+            age_lower: signal.age_lower,
+            age_upper: signal.age_upper,
+            method: signal.method,
+            observed_at: signal.observed_at.toISOString(),
+            ...(applied ? auditAppliedAge(applied) : {}),
+          },
+        });
+        return applied !== undefined;
       });
       if (ageMoved) {
         await deps.policyChanges.child(child.id);
