@@ -3,6 +3,12 @@
 // fell due for those families (birthdays, coming of age) in order, as real time would have,
 // with the same events and jobs. The run is a job (queue `age-changes`): it survives a
 // crash, and the clock reads `advancing` until it has finished.
+//
+// The audit log (CONTRACT.md §12.1; docs/decisions.md "Test clocks in the audit log"): a
+// clock is its owner's, not a family's. An org key's clock changes are on the org's chain; a
+// person's or sandbox session's clock has no chain of its own and its changes write no
+// entry. What a clock does to families is theirs: attaching one is the family's change, and
+// deleting a clock moves each of its families back to the real clock, on each family's chain.
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import { callerKeyOf, type Principal } from '../../auth/principal.js';
@@ -10,9 +16,12 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import { afterCommit } from '../../db/request-transaction.js';
 import type { Database } from '../../db/schema.js';
+import type { Change, ChangeRunner } from '../../db/transaction-effects.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
+import { actorOf } from '../audit/actor.js';
+import { auditChanges } from '../audit/changes.js';
 import { markFamilyChildrenDue } from '../children/store.js';
 import {
   deleteTestClock,
@@ -56,10 +65,31 @@ export function createTestClocksService(deps: {
   db: Db;
   clock: Clock;
   jobs: Pick<JobQueue, 'send' | 'wake'>;
+  writes: ChangeRunner;
   /** Off in production: every clock is then unknown (404). */
   enabled: boolean;
 }) {
   const { db, clock } = deps;
+
+  /** An org key's clock change, on the org's chain; a person's or session's writes none. */
+  function auditClock(
+    change: Change,
+    principal: Principal,
+    verb: 'created' | 'advanced' | 'deleted',
+    clockId: string,
+    changes: Record<string, unknown>,
+  ) {
+    if (principal.kind !== 'key') {
+      return;
+    }
+    change.audit({
+      orgId: principal.orgId,
+      actor: actorOf(principal),
+      action: `test_clock.${verb}`,
+      target: { type: 'test_clock', id: clockId },
+      changes,
+    });
+  }
 
   async function requireClock(principal: Principal, id: string, reader: Db = db) {
     const row = deps.enabled ? await findTestClock(reader, id, callerKeyOf(principal)) : undefined;
@@ -94,7 +124,17 @@ export function createTestClocksService(deps: {
         status: 'ready',
         created_at: clock.now(),
       };
-      await insertTestClock(db, row);
+      await deps.writes.run(async (change) => {
+        await insertTestClock(change.trx, row);
+        // A clock's name is free text: named, never quoted.
+        auditClock(
+          change,
+          principal,
+          'created',
+          row.id,
+          auditChanges({ frozen_time: present(row).frozen_time, name: input.name }, ['name']),
+        );
+      });
       return present(row);
     },
 
@@ -113,27 +153,37 @@ export function createTestClocksService(deps: {
           `frozen_time may be at most ${MAX_ADVANCE_YEARS} years after the clock's current frozen_time`,
         );
       }
-      return db.transaction().execute(async (trx) => {
-        const moved = await startAdvance(trx, id, target);
+      return deps.writes.run(async (change) => {
+        const moved = await startAdvance(change.trx, id, target);
         if (!moved) {
           throw new ConflictError(
             'the test clock is still advancing: wait until its status is ready',
           );
         }
-        await queueRun(trx, id);
-        return present(moved);
+        await queueRun(change.trx, id);
+        const shown = present(moved);
+        auditClock(change, principal, 'advanced', id, { frozen_time: shown.frozen_time });
+        return shown;
       });
     },
 
     async remove(principal: Principal, id: string): Promise<void> {
       await requireClock(principal, id);
       const today = day(clock.now());
-      await db.transaction().execute(async (trx) => {
+      await deps.writes.run(async (change) => {
         // Back on the real clock, their ages are those of today: the daily run applies them.
-        for (const familyId of await familiesOnClock(trx, id)) {
-          await markFamilyChildrenDue(trx, familyId, today);
+        for (const familyId of await familiesOnClock(change.trx, id)) {
+          await markFamilyChildrenDue(change.trx, familyId, today);
+          change.audit({
+            familyId,
+            actor: actorOf(principal),
+            action: 'family.updated',
+            target: { type: 'family', id: familyId },
+            changes: { test_clock_id: null },
+          });
         }
-        await deleteTestClock(trx, id);
+        await deleteTestClock(change.trx, id);
+        auditClock(change, principal, 'deleted', id, {});
       });
     },
 
