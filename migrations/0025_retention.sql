@@ -21,3 +21,12 @@ create index developer_usage_hour on developer_usage (hour, id);
 
 -- Audit entries: a chain's oldest prefix is read by its unique (chain_id, seq).
 create index audit_entries_occurred on audit_entries (occurred_at, id);
+
+-- Erasure receipts (migration 0024), completed ones only (an erasure under way keeps its
+-- receipt): the walk, an org's purge, and a test clock's purge of the receipts it dates.
+create index erasure_receipts_completed on erasure_receipts (requested_at, id)
+  where completed_at is not null;
+create index erasure_receipts_org_completed on erasure_receipts (org_id, requested_at)
+  where completed_at is not null;
+create index erasure_receipts_test_clock on erasure_receipts (test_clock_id, requested_at)
+  where test_clock_id is not null and completed_at is not null;

@@ -17,10 +17,13 @@ import {
   deleteChainPrefix,
   deleteFamilyRecords,
   deleteOrgUsage,
+  deleteReceipts,
   type FamilyTable,
   firstKeptEntry,
+  oldestEntry,
   walkAuditEntries,
   walkFamilyRecords,
+  walkReceipts,
   walkUsage,
 } from './store.js';
 
@@ -156,6 +159,32 @@ function rows(db: Db) {
         .execute();
       return id;
     },
+    /** A receipt of a family's erasure, completed unless `completed` is false. */
+    async receipt(
+      requestedAt: string,
+      owner: { orgId?: string; clockId?: string; completed?: boolean } = {},
+    ) {
+      const id = randomUUID();
+      const completed = owner.completed ?? true;
+      await db
+        .insertInto('erasure_receipts')
+        .values({
+          id,
+          subject_type: 'family',
+          subject_id: randomUUID(),
+          requested_by_user_id: null,
+          org_id: owner.orgId ?? null,
+          environment: owner.orgId ? 'test' : null,
+          test_clock_id: owner.clockId ?? null,
+          requested_at: new Date(requestedAt),
+          completed_at: completed ? new Date(requestedAt) : null,
+          erased: JSON.stringify({ families: 1 }),
+          releases: JSON.stringify([]),
+          signature: completed ? 'eyJhbGciOiJFZERTQSJ9.e30.c2ln' : null,
+        })
+        .execute();
+      return id;
+    },
     async usage(orgId: string, keyId: string, hour: string) {
       const id = randomUUID();
       await db
@@ -175,6 +204,16 @@ function rows(db: Db) {
       return id;
     },
   };
+}
+
+/** The receipts among `ids` still kept (sorted). */
+async function receiptsLeft(db: Db, ids: string[]) {
+  const found = await db
+    .selectFrom('erasure_receipts')
+    .select('id')
+    .where('id', 'in', ids)
+    .execute();
+  return found.map((row) => row.id).sort();
 }
 
 /** What is left of a family's records (ids, sorted). */
@@ -259,7 +298,7 @@ describe('the retention policy', () => {
     const cutoff = new Date('2026-01-01T00:00:00Z');
     const after = { at: '2025-06-01 00:00:00+00', id: randomUUID() };
     const id = randomUUID();
-    const plans: Array<[string, string, Compilable]> = [];
+    const plans: Array<[string, string | RegExp, Compilable]> = [];
     const tables: Array<[FamilyTable, string, string]> = [
       ['viewing_history', 'viewing_history_watched', 'viewing_history_child'],
       ['device_reports', 'device_reports_reported', 'device_reports_child_reported'],
@@ -293,10 +332,31 @@ describe('the retention policy', () => {
         deleteOrgUsage(trx, id, cutoff, 1000),
       ]);
       plans.push(['first kept', 'audit_entries_chain_id_seq_key', firstKeptEntry(trx, id, cutoff)]);
+      plans.push(['oldest entry', 'audit_entries_chain_id_seq_key', oldestEntry(trx, id)]);
       plans.push([
         'purge chain',
         'audit_entries_chain_id_seq_key',
         deleteChainPrefix(trx, id, 12, 1000),
+      ]);
+      plans.push([
+        'walk receipts',
+        'erasure_receipts_completed',
+        walkReceipts(trx, cutoff, after, 200),
+      ]);
+      plans.push([
+        "purge an org's receipts",
+        'erasure_receipts_org_completed',
+        deleteReceipts(trx, id, null, cutoff, 1000),
+      ]);
+      plans.push([
+        'purge receipts of no org',
+        /erasure_receipts_(org_)?completed/,
+        deleteReceipts(trx, null, null, cutoff, 1000),
+      ]);
+      plans.push([
+        "purge a test clock's receipts",
+        'erasure_receipts_test_clock',
+        deleteReceipts(trx, null, id, cutoff, 1000),
       ]);
       for (const [name, index, query] of plans) {
         // Kysely's own explain() answers a DELETE with its row count, not its plan.
@@ -305,9 +365,9 @@ describe('the retention policy', () => {
           CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]),
         );
         const plan = explained.rows.map((row) => Object.values(row).join(' ')).join('\n');
-        expect(plan, name).toContain(index);
+        expect(plan, name).toMatch(index);
         expect(plan, name).not.toMatch(
-          /Seq Scan on (viewing_history|device_reports|webhook_deliveries|developer_usage|audit_entries)\b/,
+          /Seq Scan on (viewing_history|device_reports|webhook_deliveries|developer_usage|audit_entries|erasure_receipts)\b/,
         );
         if (name.startsWith('walk')) {
           expect(plan, `${name} walks in index order`).not.toMatch(/\bSort\b/);
@@ -397,9 +457,24 @@ describe('a family on a test clock', () => {
     // Still being delivered: kept whatever its age.
     kept.deliveries.push(await insert.delivery(webhook.id, 'pending', '2026-01-05T10:00:00Z'));
     kept.deliveries.push(await insert.delivery(webhook.id, 'succeeded', '2026-02-01T10:00:00Z'));
+    // Receipts of erasures the clock dated (families erased while on it).
+    const org = await createOrg(t.app, owner, 'Clocked Inc');
+    const orgLog = `/developers/orgs/${org.id}/audit-log`;
+    const receipts = {
+      org: await insert.receipt('2025-01-01T10:00:00Z', { orgId: org.id, clockId: clock.id }),
+      person: await insert.receipt('2025-01-01T10:00:00Z', { clockId: clock.id }),
+      underWay: await insert.receipt('2025-01-01T10:00:00Z', {
+        clockId: clock.id,
+        completed: false,
+      }),
+      recent: await insert.receipt('2025-06-01T10:00:00Z', { orgId: org.id, clockId: clock.id }),
+      // Dated by the real clock (15 January 2026): within its 400 days.
+      real: await insert.receipt('2025-01-01T10:00:00Z', { orgId: org.id }),
+    };
+    const orgBefore = await chain(call, orgLog);
     const before = await chain(call, familyLog);
     // On 10 February: viewing before 12 November, reports and deliveries before 11 January,
-    // entries before 21 January are out.
+    // entries before 21 January, receipts before 6 January 2025 are out.
     const cut = '2026-01-21T00:00:00.000Z';
     const old = before.filter((entry) => entry.occurred_at < cut);
     expect(old.map((entry) => entry.id)).toEqual(made.map((entry) => entry.id));
@@ -442,18 +517,42 @@ describe('a family on a test clock', () => {
     });
     expect(Object.keys(purged[0]?.changes ?? {})).toHaveLength(4);
 
+    // The org's receipt went with an entry on the org's chain; the person's with none (no
+    // chain is theirs); an erasure under way keeps its receipt.
+    const all = Object.values(receipts);
+    expect(await receiptsLeft(db, all)).toEqual(
+      [receipts.underWay, receipts.recent, receipts.real].sort(),
+    );
+    const orgAfter = await chain(call, orgLog);
+    expect(orgAfter.slice(0, -1)).toEqual(orgBefore);
+    expect(orgAfter.at(-1)).toMatchObject({
+      action: 'retention.purged',
+      actor: { type: 'system', id: 'haven', label: 'retention purge' },
+      target: { type: 'org', id: org.id },
+      changes: { erasure_receipts: 1 },
+    });
+    expect(Object.keys(orgAfter.at(-1)?.changes ?? {})).toHaveLength(1);
+    expect(verifies(orgAfter)).toBe(true);
+
     // The same day again: nothing more is old, nothing is removed or written.
     await advance(clock.id, '2026-02-10T21:00:00Z');
     expect(await remaining(db, childId, webhook.id)).toEqual(left);
     expect((await chain(call, familyLog)).map((entry) => entry.id)).toEqual(
       after.map((entry) => entry.id),
     );
+    expect(await chain(call, orgLog)).toEqual(orgAfter);
+    expect(await receiptsLeft(db, all)).toEqual(
+      [receipts.underWay, receipts.recent, receipts.real].sort(),
+    );
   });
 });
 
 describe("the real clock's daily purge", () => {
   const START = '2026-05-03T12:00:00Z';
-  /** 403 days on: reports before 11 May 2027, entries and usage before 6 May 2026 are out. */
+  /**
+   * 403 days on: reports and deliveries before 11 May 2027, viewing before 12 March 2027,
+   * entries, usage and receipts before 6 May 2026 are out.
+   */
   const LATER = '2027-06-10T08:00:00Z';
   let t: TestApp;
   let owner: Session;
@@ -505,6 +604,14 @@ describe("the real clock's daily purge", () => {
     const newDelivery = await insert.delivery(webhook.id, 'failed', '2027-06-05T10:00:00Z');
     await insert.usage(org.id, key.id, '2026-04-01T10:00:00Z');
     const newUsage = await insert.usage(org.id, key.id, '2026-06-01T10:00:00Z');
+    const receipts = {
+      org: await insert.receipt('2026-04-01T10:00:00Z', { orgId: org.id }),
+      person: await insert.receipt('2026-04-01T10:00:00Z'),
+      // Dated by a test clock deleted since: the real clock dates it now.
+      deletedClock: await insert.receipt('2026-04-01T10:00:00Z', { clockId: randomUUID() }),
+      underWay: await insert.receipt('2026-04-01T10:00:00Z', { orgId: org.id, completed: false }),
+      recent: await insert.receipt('2027-01-01T10:00:00Z', { orgId: org.id }),
+    };
 
     const familyLog = `/families/${familyId}/audit-log`;
     const orgLog = `/developers/orgs/${org.id}/audit-log`;
@@ -527,6 +634,8 @@ describe("the real clock's daily purge", () => {
       .where('org_id', '=', org.id)
       .execute();
     expect(usage.map((row) => row.id)).toEqual([newUsage]);
+    const all = Object.values(receipts);
+    expect(await receiptsLeft(db, all)).toEqual([receipts.underWay, receipts.recent].sort());
 
     // Every entry of both chains was older than 400 days: each chain is now its purge's entry,
     // linked to the last one removed.
@@ -554,7 +663,7 @@ describe("the real clock's daily purge", () => {
         seq: orgBefore.length + 1,
         action: 'retention.purged',
         target: { type: 'org', id: org.id },
-        changes: { developer_usage: 1, audit_entries: orgBefore.length },
+        changes: { developer_usage: 1, erasure_receipts: 1, audit_entries: orgBefore.length },
         prev_hash: orgBefore.at(-1)?.hash,
       }),
     ]);
@@ -578,5 +687,6 @@ describe("the real clock's daily purge", () => {
     }
     expect(await chain(call, familyLog)).toEqual(family);
     expect(await chain(call, orgLog)).toEqual(orgChain);
+    expect(await receiptsLeft(db, all)).toEqual([receipts.underWay, receipts.recent].sort());
   });
 });

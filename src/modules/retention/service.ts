@@ -5,7 +5,9 @@
 //   `days` old on the owner's clock, so every purge of one day removes the same set and a
 //   second one finds nothing (docs/decisions.md "Retention: whole days on the owner's clock").
 // - A family's records are judged by the family's clock (its test clock's frozen time when it
-//   has one); usage and org chains by the real clock.
+//   has one); usage and org chains by the real clock; an erasure receipt by the clock that
+//   dated it (the erased family's test clock, while that clock exists). A receipt is removed
+//   once its erasure completed, on its org's chain (a person's erasure has none: no entry).
 // - Audit chains lose whole oldest prefixes: up to, not including, the first entry that is not
 //   older, so the chain verifies from its first kept entry.
 import type { Clock } from '../../clock.js';
@@ -14,19 +16,23 @@ import type { Db } from '../../db/connect.js';
 import type { Change, ChangeRunner } from '../../db/transaction-effects.js';
 import { systemActor } from '../audit/actor.js';
 import { allowAuditRemoval } from '../audit/store.js';
-import { familiesOnClock } from '../test-clocks/store.js';
+import { familiesOnClock, findClockById } from '../test-clocks/store.js';
 import {
   deleteChainPrefix,
   deleteFamilyRecords,
   deleteOrgUsage,
+  deleteReceipts,
   type FamilyTable,
   type FoundRecord,
   firstKeptEntry,
   type Keyset,
   lockFamily,
   lockOrg,
+  oldestEntry,
+  receiptOwnersOnClock,
   walkAuditEntries,
   walkFamilyRecords,
+  walkReceipts,
   walkUsage,
 } from './store.js';
 
@@ -115,11 +121,12 @@ export function createRetentionService(deps: {
     cutoff: Date,
     budget: { left: number },
   ): Promise<number> {
+    const oldest = await oldestEntry(change.trx, chainId).executeTakeFirst();
+    if (!oldest || new Date(oldest.occurred_at).getTime() >= cutoff.getTime()) {
+      return 0; // the common case: one statement, no write
+    }
     const kept = await firstKeptEntry(change.trx, chainId, cutoff).executeTakeFirst();
     const keptSeq = kept ? Number(kept.seq) : undefined;
-    if (keptSeq === 1) {
-      return 0; // nothing before it: the common case, without a write
-    }
     let allowed = false;
     return drain(budget, async (limit) => {
       if (!allowed) {
@@ -186,12 +193,13 @@ export function createRetentionService(deps: {
 
   /** One transaction of an org's purge (usage and the org's chain), by the real clock. */
   function orgPass(orgId: string): Promise<Pass> {
+    const cutoffs = cutoffsOn(days, deps.clock.now());
     return deps.writes.run(async (change) => {
       const removed: Removed = {};
       if (!(await lockOrg(change.trx, orgId))) {
-        return { removed, more: false };
+        // Gone, with its usage (cascade): receipts naming it may remain, on no chain.
+        return receiptsWithin(change, null, orgId, null, cutoffs.erasure_receipts_days);
       }
-      const cutoffs = cutoffsOn(days, deps.clock.now());
       const budget = { left: ROWS_PER_TRANSACTION };
       const usage = await drain(budget, async (limit) => {
         const result = await deleteOrgUsage(
@@ -203,6 +211,17 @@ export function createRetentionService(deps: {
         return Number(result.numDeletedRows);
       });
       record(removed, 'developer_usage', usage);
+      const receipts = await drain(budget, async (limit) => {
+        const result = await deleteReceipts(
+          change.trx,
+          orgId,
+          null,
+          cutoffs.erasure_receipts_days,
+          limit,
+        ).executeTakeFirst();
+        return Number(result.numDeletedRows);
+      });
+      record(removed, 'erasure_receipts', receipts);
       const entries = await drainChain(change, orgId, cutoffs.audit_log_days, budget);
       record(removed, 'audit_entries', entries);
       if (Object.keys(removed).length > 0) {
@@ -215,6 +234,51 @@ export function createRetentionService(deps: {
         });
       }
       return { removed, more: budget.left === 0 };
+    });
+  }
+
+  /**
+   * Removes receipts of an org (or of none) dated by a test clock (`clockId`) or the real
+   * clock (null), older than `cutoff`, in the change's transaction; the entry goes on
+   * `chainOrgId`'s chain (null: none to write on).
+   */
+  async function receiptsWithin(
+    change: Change,
+    chainOrgId: string | null,
+    orgId: string | null,
+    clockId: string | null,
+    cutoff: Date,
+  ): Promise<Pass> {
+    const removed: Removed = {};
+    const budget = { left: ROWS_PER_TRANSACTION };
+    const receipts = await drain(budget, async (limit) => {
+      const result = await deleteReceipts(
+        change.trx,
+        orgId,
+        clockId,
+        cutoff,
+        limit,
+      ).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
+    record(removed, 'erasure_receipts', receipts);
+    if (chainOrgId !== null && receipts > 0) {
+      change.audit({
+        orgId: chainOrgId,
+        actor: systemActor('retention purge'),
+        action: 'retention.purged',
+        target: { type: 'org', id: chainOrgId },
+        changes: removed,
+      });
+    }
+    return { removed, more: budget.left === 0 };
+  }
+
+  /** One transaction of `receiptsWithin`, the org (if any) locked as its purge locks it. */
+  function receiptsPass(orgId: string | null, clockId: string | null, cutoff: Date): Promise<Pass> {
+    return deps.writes.run(async (change) => {
+      const onChain = orgId !== null && (await lockOrg(change.trx, orgId));
+      return receiptsWithin(change, onChain ? orgId : null, orgId, clockId, cutoff);
     });
   }
 
@@ -251,14 +315,15 @@ export function createRetentionService(deps: {
           return;
         }
         await purge(owner);
+        // On PGlite a statement completes without passing through the event loop: requests
+        // get their turn between owners.
+        await new Promise((resolve) => setImmediate(resolve));
       }
       const last = found.at(-1);
       if (!last || found.length < WALK_PAGE) {
         return;
       }
       after = { at: last.at, id: last.id };
-      // On PGlite a statement completes without passing through the event loop.
-      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -272,11 +337,21 @@ export function createRetentionService(deps: {
 
     purgeOrg: (orgId: string) => untilDone(() => orgPass(orgId)),
 
-    /** Purges every family on a test clock by the clock's time (its advance's run). */
+    /**
+     * Purges every family on a test clock, and the erasure receipts it dates, by the clock's
+     * time (its advance's run).
+     */
     async purgeTestClock(clockId: string): Promise<number> {
       let rows = 0;
       for (const familyId of await familiesOnClock(db, clockId)) {
         rows += await untilDone(() => familyPass(familyId, clockId));
+      }
+      const clock = await findClockById(db, clockId);
+      if (clock) {
+        const cutoff = cutoffsOn(days, new Date(clock.frozen_time)).erasure_receipts_days;
+        for (const orgId of await receiptOwnersOnClock(db, clockId, cutoff)) {
+          rows += await untilDone(() => receiptsPass(orgId, clockId, cutoff));
+        }
       }
       return rows;
     },
@@ -321,6 +396,17 @@ export function createRetentionService(deps: {
       await walk(
         (after) => walkUsage(db, cutoffs.usage_days, after, WALK_PAGE).execute(),
         (found) => purgeOrg(found.org_id as string),
+        stopping,
+      );
+      await walk(
+        (after) => walkReceipts(db, cutoffs.erasure_receipts_days, after, WALK_PAGE).execute(),
+        async (found) => {
+          if (found.org_id) {
+            await purgeOrg(found.org_id);
+          } else {
+            rows += await untilDone(() => receiptsPass(null, null, cutoffs.erasure_receipts_days));
+          }
+        },
         stopping,
       );
       return {

@@ -199,6 +199,16 @@ export function deleteOrgUsage(db: Db, orgId: string, cutoff: Date, limit: numbe
     );
 }
 
+/** The chain's oldest entry still kept (none: the chain has no entry). */
+export function oldestEntry(db: Db, chainId: string) {
+  return db
+    .selectFrom('audit_entries')
+    .select(['seq', 'occurred_at'])
+    .where('chain_id', '=', chainId)
+    .orderBy('seq')
+    .limit(1);
+}
+
 /**
  * The first entry of a chain that is not older than `cutoff` (its seq), or undefined when
  * every entry is: the purge removes everything before it, so the chain still verifies from it.
@@ -258,4 +268,79 @@ export async function lockOrg(db: Db, orgId: string): Promise<boolean> {
     .forNoKeyUpdate()
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Completed erasure receipts older than `cutoff` dated by the real clock (no test clock, or
+ * one deleted since), oldest first, with the org they belong to (none: a person's erasure).
+ */
+export function walkReceipts(db: Db, cutoff: Date, after: Keyset | undefined, limit: number) {
+  return db
+    .selectFrom('erasure_receipts as r')
+    .leftJoin('test_clocks as t', 't.id', 'r.test_clock_id')
+    .select([
+      sql<string>`r.requested_at::text`.as('at'),
+      'r.id',
+      sql<null>`null`.as('family_id'),
+      'r.org_id',
+    ])
+    .where('r.completed_at', 'is not', null)
+    .where('r.requested_at', '<', cutoff)
+    .where(pastKeyset('r.requested_at', 'r.id', after))
+    .where('t.id', 'is', null)
+    .orderBy('r.requested_at')
+    .orderBy('r.id')
+    .limit(limit);
+}
+
+/**
+ * Up to `limit` completed receipts older than `cutoff` of one org (null: of none), dated by the
+ * test clock `clockId` (null: by the real clock), removed.
+ */
+export function deleteReceipts(
+  db: Db,
+  orgId: string | null,
+  clockId: string | null,
+  cutoff: Date,
+  limit: number,
+) {
+  return db.deleteFrom('erasure_receipts').where('id', 'in', (eb) => {
+    let due = eb
+      .selectFrom('erasure_receipts as r')
+      .select('r.id')
+      .where('r.completed_at', 'is not', null)
+      .where('r.requested_at', '<', cutoff)
+      .where('r.org_id', orgId === null ? 'is' : '=', orgId)
+      .limit(limit);
+    due =
+      clockId === null
+        ? due.where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('test_clocks as t')
+                  .select('t.id')
+                  .whereRef('t.id', '=', 'r.test_clock_id'),
+              ),
+            ),
+          )
+        : due.where('r.test_clock_id', '=', clockId);
+    return due;
+  });
+}
+
+/** The owners (orgs, null for none) of completed receipts a test clock dates older than `cutoff`. */
+export async function receiptOwnersOnClock(
+  db: Db,
+  clockId: string,
+  cutoff: Date,
+): Promise<Array<string | null>> {
+  const rows = await db
+    .selectFrom('erasure_receipts')
+    .select('org_id')
+    .distinct()
+    .where('test_clock_id', '=', clockId)
+    .where('completed_at', 'is not', null)
+    .where('requested_at', '<', cutoff)
+    .execute();
+  return rows.map((row) => row.org_id);
 }
