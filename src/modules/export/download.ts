@@ -6,7 +6,10 @@ import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { batched, type Chunks } from './json-writer.js';
 
-/** The document, its failure logged before the stream carries it to Fastify, which then destroys the connection. */
+/**
+ * The document, a failure logged on its way to Fastify (which then destroys the connection:
+ * with the request log disabled, Fastify itself says nothing of it).
+ */
 async function* reportingFailure(chunks: Chunks, log: FastifyBaseLogger, filename: string) {
   try {
     yield* chunks;

@@ -14,6 +14,20 @@ import type { JobRow } from '../enforcement/store.js';
 export const PAGE_SIZE = 500;
 
 /**
+ * `(first, second) > (row's first, row's second)`: the rows after `row` in the order of the two
+ * columns, read from the index that orders them. Called only with a page's `after` present
+ * (inside `$if`, which does not narrow it for the compiler).
+ */
+function following<Row>(
+  row: Row | undefined,
+  first: keyof Row & string,
+  second: keyof Row & string,
+) {
+  const values = row as Row;
+  return sql<boolean>`(${sql.ref(first)}, ${sql.ref(second)}) > (${values[first]}, ${values[second]})`;
+}
+
+/**
  * Every row of a keyset-paged read: `page(after)` answers up to `PAGE_SIZE` rows following
  * `after` (the last row of the previous page; undefined: from the first) in the read's order.
  */
@@ -43,15 +57,7 @@ export function familyMembers(db: Db, familyId: string) {
       .selectFrom('family_members')
       .select(['id', 'family_id', 'user_id', 'role', 'joined_at'])
       .where('family_id', '=', familyId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('joined_at', 'id'),
-            '>',
-            eb.tuple(after?.joined_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'joined_at', 'id')))
       .orderBy('joined_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -66,15 +72,7 @@ export function familyChildren(db: Db, familyId: string) {
       .selectFrom('children')
       .selectAll()
       .where('family_id', '=', familyId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('created_at', 'id'),
-            '>',
-            eb.tuple(after?.created_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'created_at', 'id')))
       .orderBy('created_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -97,15 +95,7 @@ export function childAgeSignals(db: Db, childId: string) {
         'created_at',
       ])
       .where('child_id', '=', childId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('observed_at', 'id'),
-            '>',
-            eb.tuple(after?.observed_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'observed_at', 'id')))
       .orderBy('observed_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -132,15 +122,7 @@ export function childPolicies(db: Db, childId: string) {
       .selectFrom('policies')
       .select(POLICY_COLUMNS)
       .where('child_id', '=', childId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('created_at', 'id'),
-            '>',
-            eb.tuple(after?.created_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'created_at', 'id')))
       .orderBy('created_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -191,15 +173,7 @@ export function familyConnections(db: Db, familyId: string) {
       ])
       .select(sql<boolean>`credentials is not null`.as('has_credentials'))
       .where('family_id', '=', familyId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('created_at', 'id'),
-            '>',
-            eb.tuple(after?.created_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'created_at', 'id')))
       .orderBy('created_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -231,15 +205,7 @@ export function childDevices(db: Db, childId: string) {
         'revoked_at',
       ])
       .where('child_id', '=', childId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('created_at', 'id'),
-            '>',
-            eb.tuple(after?.created_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'created_at', 'id')))
       .orderBy('created_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -262,15 +228,7 @@ export function deviceReports(db: Db, deviceId: string) {
         'received_at',
       ])
       .where('device_id', '=', deviceId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('received_at', 'id'),
-            '>',
-            eb.tuple(after?.received_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'received_at', 'id')))
       .orderBy('received_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -287,15 +245,7 @@ export function enforcementJobs(db: Db, of: { familyId: string } | { childId: st
         ? query.where('family_id', '=', of.familyId)
         : query.where('child_id', '=', of.childId)
     )
-      .$if(after !== undefined, (q) =>
-        q.where((eb) =>
-          eb(
-            eb.refTuple('created_at', 'id'),
-            '>',
-            eb.tuple(after?.created_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (q) => q.where(following(after, 'created_at', 'id')))
       .orderBy('created_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -330,15 +280,7 @@ export function childViewingHistory(db: Db, childId: string) {
         'created_at',
       ])
       .where('child_id', '=', childId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('watched_at', 'id'),
-            '>',
-            eb.tuple(after?.watched_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'watched_at', 'id')))
       .orderBy('watched_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -363,15 +305,7 @@ export function familyWebhooks(db: Db, familyId: string) {
         'updated_at',
       ])
       .where('family_id', '=', familyId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('created_at', 'id'),
-            '>',
-            eb.tuple(after?.created_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'created_at', 'id')))
       .orderBy('created_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
@@ -402,15 +336,7 @@ export function webhookDeliveries(db: Db, webhookId: string) {
         'seq',
       ])
       .where('webhook_id', '=', webhookId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('created_at', 'seq'),
-            '>',
-            eb.tuple(after?.created_at as Date, after?.seq as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'created_at', 'seq')))
       .orderBy('created_at')
       .orderBy('seq')
       .limit(PAGE_SIZE)
@@ -434,15 +360,7 @@ export function familyMcpTokens(db: Db, familyId: string) {
         'revoked_at',
       ])
       .where('family_id', '=', familyId)
-      .$if(after !== undefined, (query) =>
-        query.where((eb) =>
-          eb(
-            eb.refTuple('created_at', 'id'),
-            '>',
-            eb.tuple(after?.created_at as Date, after?.id as string),
-          ),
-        ),
-      )
+      .$if(after !== undefined, (query) => query.where(following(after, 'created_at', 'id')))
       .orderBy('created_at')
       .orderBy('id')
       .limit(PAGE_SIZE)
