@@ -5,7 +5,10 @@
 // docs/decisions.md ("Cross-origin requests").
 import type { FastifyInstance } from 'fastify';
 
-/** Headers a browser client reads: request ids, rate limits, caching, replays, deprecation. */
+/**
+ * Headers a browser client reads: request ids, rate limits, caching, replays, deprecation, and
+ * the erasure a DELETE made.
+ */
 export const CORS_EXPOSED_HEADERS = [
   'x-request-id',
   'x-ratelimit-limit',
@@ -18,6 +21,7 @@ export const CORS_EXPOSED_HEADERS = [
   'deprecation',
   'sunset',
   'link',
+  'haven-erasure-id',
 ].join(', ');
 
 const ALLOWED_HEADERS = [

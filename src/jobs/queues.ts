@@ -9,6 +9,11 @@ export const QUEUES = {
   webhookDelivery: 'webhook-delivery',
   /** One job per test clock advance: apply what fell due for the clock's families. */
   ageChanges: 'age-changes',
+  /**
+   * One job per erasure with something to release (its data: the erasure id only; what the
+   * release needs is sealed in erasure_release_secrets), and one deadline job 7 days later.
+   */
+  erasureReleases: 'erasure-releases',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -42,6 +47,14 @@ export const QUEUE_SETTINGS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
     retryBackoff: true,
     expireInSeconds: 15 * 60,
   },
+  // Like enforcement: a run throws only when our side failed (a partner's refusal is a
+  // status); a release re-run from the sealed record is harmless (what is gone stays gone).
+  'erasure-releases': {
+    retryLimit: 7,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 15 * 60,
+  },
 };
 
 /**
@@ -52,4 +65,5 @@ export const QUEUE_CONCURRENCY: Record<QueueName, number> = {
   enforcement: 2,
   'age-changes': 1,
   'webhook-delivery': 8,
+  'erasure-releases': 1,
 };

@@ -5,6 +5,8 @@ import { keyedRead } from '../../auth/keyed-read-fast-path.js';
 import { requirePrincipal } from '../../auth/principal.js';
 import type { ProductSurface } from '../../auth/product-surface.js';
 import { DateTime, Name, Uuid } from '../../http/common-schemas.js';
+import { ERASURE_ID_HEADER, erasedResponse } from '../erasure/schemas.js';
+import type { ErasureService } from '../erasure/service.js';
 import { FamilyParams } from '../families/schemas.js';
 import { AgeRatings, ageRatings } from '../ratings/routes.js';
 import type { ChildrenService } from './service.js';
@@ -57,7 +59,10 @@ const UpdateChildBody = Type.Object({
 
 export const ChildParams = Type.Object({ childID: Uuid() });
 
-export function childRoutes(children: ChildrenService): FastifyPluginAsyncTypebox<ProductSurface> {
+export function childRoutes(
+  children: ChildrenService,
+  erasure: Pick<ErasureService, 'eraseChild'>,
+): FastifyPluginAsyncTypebox<ProductSurface> {
   return async (app, surface) => {
     const read = { auth: surface.auth, scope: 'read:children' as const, errors: [401, 403, 404] };
     const write = { ...read, scope: 'write:children' as const, errors: [401, 403, 404, 422] };
@@ -143,14 +148,19 @@ export function childRoutes(children: ChildrenService): FastifyPluginAsyncTypebo
       {
         config: write,
         schema: {
-          ...route('deleteChild', 'Remove a child (owner or parent)'),
+          ...route(
+            'deleteChild',
+            'Erase a child with everything Haven holds about it (owner or parent)',
+          ),
+          description:
+            "In one transaction: the child, its age signals, policies, rules, devices and keys, reports, viewing history, enforcement jobs, the family's webhook messages about it and the record of what Haven applied on the family's partner profiles, which a job holding the credentials sealed (7 days at most) releases first. The family's audit log keeps its entries (they hold no personal value) and records `child.erased`; `child.deleted` carries the ids only. The receipt: GET /erasures/{Haven-Erasure-Id}.",
           params: ChildParams,
-          response: { 204: Type.Null() },
+          response: { 204: erasedResponse('child') },
         },
       },
       async (request, reply) => {
-        await children.deleteChild(requirePrincipal(request), request.params.childID);
-        return reply.code(204).send(null);
+        const id = await erasure.eraseChild(requirePrincipal(request), request.params.childID);
+        return reply.code(204).header(ERASURE_ID_HEADER, id).send(null);
       },
     );
 

@@ -11,12 +11,10 @@ import { actorOf } from '../audit/actor.js';
 import { auditChanges } from '../audit/changes.js';
 import { type FamiliesService, tenantOf } from '../families/service.js';
 import { type FamilyFacts, withoutFacts } from '../families/store.js';
-import type { PolicyChanges } from '../policies/policy-changes.js';
 import type { FamilyClock } from '../test-clocks/family-clock.js';
 import { birthDateTime, parseBirthDate } from './birth-date.js';
 import {
   type ChildRow,
-  deleteChild,
   findChildRead,
   insertChild,
   listChildrenRead,
@@ -61,8 +59,6 @@ export function createChildrenService(deps: {
   clock: Clock;
   families: Pick<FamiliesService, 'requireFamily' | 'checkThrough' | 'presentVisibleRows'>;
   writes: ChangeRunner;
-  /** A deleted child takes its policies along: cached versions of them must go too. */
-  policyChanges: Pick<PolicyChanges, 'child'>;
   familyClock: FamilyClock;
 }) {
   const { db, familyClock } = deps;
@@ -101,11 +97,7 @@ export function createChildrenService(deps: {
   }
 
   /** The event of a change to the child, stated in the change (it commits with it). */
-  function stated(
-    type: 'child.created' | 'child.updated' | 'child.deleted',
-    row: ChildRow,
-    now: Date,
-  ) {
+  function stated(type: 'child.created' | 'child.updated', row: ChildRow, now: Date) {
     return [{ type, data: eventData(row, now) }];
   }
 
@@ -209,22 +201,6 @@ export function createChildrenService(deps: {
         return row;
       });
       return present(updated, now);
-    },
-
-    async deleteChild(principal: Principal, childId: string): Promise<void> {
-      const { child, now } = await requireChildAt(principal, childId, 'write');
-      await deps.writes.run(async (change) => {
-        await deleteChild(change.trx, childId);
-        change.emit(child.family_id, stated('child.deleted', child, now));
-        change.audit({
-          familyId: child.family_id,
-          actor: actorOf(principal),
-          action: 'child.deleted',
-          target: { type: 'child', id: childId },
-          changes: {},
-        });
-      });
-      await deps.policyChanges.child(childId);
     },
   };
 }

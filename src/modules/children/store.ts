@@ -107,10 +107,6 @@ export async function updateChild(
     .executeTakeFirstOrThrow();
 }
 
-export async function deleteChild(db: Db, childId: string): Promise<void> {
-  await db.deleteFrom('children').where('id', '=', childId).execute();
-}
-
 /** Whose age changes are due: children on the real clock, or those of one test clock's families. */
 export type AgeChangeScope = { clock: 'real'; today: string } | { clock: string; until: string };
 

@@ -4,12 +4,17 @@ import { Type } from 'typebox';
 import { keyedRead } from '../../auth/keyed-read-fast-path.js';
 import { requirePrincipal } from '../../auth/principal.js';
 import type { ProductSurface } from '../../auth/product-surface.js';
+import { ERASURE_ID_HEADER, erasedResponse } from '../erasure/schemas.js';
+import type { ErasureService } from '../erasure/service.js';
 import { CreateFamilyBody, Family, FamilyParams, UpdateFamilyBody } from './schemas.js';
 import type { FamiliesService } from './service.js';
 
 const TAGS = ['Families'];
 
-export function familyRoutes(families: FamiliesService): FastifyPluginAsyncTypebox<ProductSurface> {
+export function familyRoutes(
+  families: FamiliesService,
+  erasure: Pick<ErasureService, 'eraseFamily'>,
+): FastifyPluginAsyncTypebox<ProductSurface> {
   return async (app, surface) => {
     app.post(
       '/families',
@@ -93,16 +98,18 @@ export function familyRoutes(families: FamiliesService): FastifyPluginAsyncTypeb
         config: { auth: surface.auth, scope: 'write:families', errors: [401, 403, 404] },
         schema: {
           operationId: surface.operationId('deleteFamily'),
-          summary: 'Delete a family with its children, policies, devices and connections (owner)',
+          summary: 'Erase a family with everything Haven holds about it (owner)',
+          description:
+            'In one transaction: its children with their age signals, policies, rules, devices and keys, reports and viewing history, enforcement jobs, its members, connections and their stored credentials, webhooks and deliveries, MCP tokens and its audit log. What Haven applied on each connected platform is released first, by a job holding the credentials sealed (7 days at most). The receipt: GET /erasures/{Haven-Erasure-Id}.',
           tags: TAGS,
           security: surface.security,
           params: FamilyParams,
-          response: { 204: Type.Null() },
+          response: { 204: erasedResponse('family') },
         },
       },
       async (request, reply) => {
-        await families.deleteFamily(requirePrincipal(request), request.params.familyID);
-        return reply.code(204).send(null);
+        const id = await erasure.eraseFamily(requirePrincipal(request), request.params.familyID);
+        return reply.code(204).header(ERASURE_ID_HEADER, id).send(null);
       },
     );
   };

@@ -13,6 +13,7 @@ import {
 } from './converge.js';
 import {
   loadManagedState,
+  type ManagedState,
   releaseLease,
   saveManagedState,
   takeLease,
@@ -66,6 +67,17 @@ export interface LivePartner extends PlatformAdapter {
   ): Promise<PlatformResult>;
   /** Checks the credentials with one read of the profile; throws PartnerError if refused. */
   check(credentials: PartnerCredentials): Promise<void>;
+  /**
+   * A release from a record the caller holds (an erasure: the connection's own record is
+   * gone): the profile converged to nothing from `state`, which stays the caller's. With
+   * `connectionId`, the run holds that connection's lease (it still exists: a child's erasure
+   * leaves the family's connections), as any run of the profile does.
+   */
+  released(
+    credentials: PartnerCredentials,
+    state: ManagedState,
+    lease?: { connectionId: string },
+  ): Promise<PlatformResult>;
 }
 
 /** The first credential field missing or empty, if any. */
@@ -109,6 +121,43 @@ export function createLivePartner(
 ): LivePartner {
   const clientFor = (credentials: PartnerCredentials) =>
     definition.client(credentials, deps.baseUrl, deps.tuning);
+  const busyMessage = `another enforcement of this ${definition.name} profile is still running; this one gave up waiting after ${LEASE_WAIT_MS / 1000} s`;
+
+  /**
+   * Runs `work` holding the connection's lease: one run per profile at a time, since two runs
+   * reading the same profile would each send what the other is sending. `busy` answers when
+   * another run kept it past the wait.
+   */
+  async function holdingLease(
+    row: { connectionId: string; platformId: string; profileId: string },
+    work: () => Promise<PlatformResult>,
+    busy: () => PlatformResult,
+  ): Promise<PlatformResult> {
+    const owner = crypto.randomUUID();
+    const waitUntil = Date.now() + LEASE_WAIT_MS;
+    for (;;) {
+      const now = deps.clock.now();
+      const lease = {
+        owner,
+        now,
+        until: new Date(now.getTime() + LEASE_MS),
+        instance: deps.instance.id,
+        staleSeconds: deps.instance.staleSeconds,
+      };
+      if (await takeLease(deps.db, row, lease)) {
+        break;
+      }
+      if (Date.now() > waitUntil) {
+        return busy();
+      }
+      await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+    }
+    try {
+      return await work();
+    } finally {
+      await releaseLease(deps.db, row.connectionId, owner);
+    }
+  }
 
   const partner: LivePartner = {
     definition,
@@ -133,38 +182,47 @@ export function createLivePartner(
         platformId: definition.platformId,
         profileId,
       };
-      // One run per profile at a time: two runs reading the same profile would each send
-      // what the other is sending.
-      const owner = crypto.randomUUID();
-      const waitUntil = Date.now() + LEASE_WAIT_MS;
-      for (;;) {
-        const now = deps.clock.now();
-        const lease = {
-          owner,
-          now,
-          until: new Date(now.getTime() + LEASE_MS),
-          instance: deps.instance.id,
-          staleSeconds: deps.instance.staleSeconds,
-        };
-        if (await takeLease(deps.db, row, lease)) {
-          break;
+      return holdingLease(
+        row,
+        // The policy in force now, not when the job started (it may have waited for the lease).
+        async () =>
+          partner.converged({ ...input, rules: await input.latestRules() }, credentials, profileId),
+        () => failedWhole(input.rules, definition.mapping, busyMessage),
+      );
+    },
+
+    async released(credentials, state, lease) {
+      const profileId = profileIdOf(definition, credentials);
+      const release = async () => {
+        const client = clientFor(credentials);
+        let snapshot: ProfileSnapshot;
+        try {
+          snapshot = await client.snapshot();
+        } catch (error) {
+          if (!(error instanceof PartnerError)) {
+            throw error;
+          }
+          return failedWhole([], definition.mapping, refusalMessage(definition, error, profileId));
         }
-        if (Date.now() > waitUntil) {
-          return failedWhole(
-            input.rules,
-            definition.mapping,
-            `another enforcement of this ${definition.name} profile is still running; this one gave up waiting after ${LEASE_WAIT_MS / 1000} s`,
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+        return converge({
+          rules: [],
+          mapping: definition.mapping,
+          snapshot,
+          writer: client.writer,
+          state,
+          // Nothing is written back: the record was the erased connection's, and dies with
+          // the release job.
+          save: async () => {},
+        });
+      };
+      if (!lease) {
+        return release();
       }
-      try {
-        // The policy in force now, not when the job started (it may have waited above).
-        const rules = await input.latestRules();
-        return await partner.converged({ ...input, rules }, credentials, profileId);
-      } finally {
-        await releaseLease(deps.db, input.connectionId, owner);
-      }
+      return holdingLease(
+        { connectionId: lease.connectionId, platformId: definition.platformId, profileId },
+        release,
+        () => failedWhole([], definition.mapping, busyMessage),
+      );
     },
 
     async converged(

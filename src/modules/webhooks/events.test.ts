@@ -136,7 +136,8 @@ describe('domain events reach subscribed webhooks', () => {
 
     expect(one('child.created')).toEqual([child]);
     expect(one('child.updated')).toEqual([renamed]);
-    expect(one('child.deleted')).toEqual([renamed]);
+    // An erasure's notice names the child by id only (CONTRACT.md §12.3).
+    expect(one('child.deleted')).toEqual([{ id: child.id, family_id: familyId }]);
     expect(one('policy.created')).toEqual([policy]);
     // Every change of the policy or its rules, one event each, the policy after it.
     const versions = one('policy.updated').map((d) => d.version);
