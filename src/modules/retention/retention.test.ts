@@ -382,8 +382,13 @@ describe('a family on a test clock', () => {
   let owner: Session;
   let call: ReturnType<typeof caller>;
   beforeAll(async () => {
-    // 20 days of audit log, so one test-clock year is not needed to see entries go.
-    t = await buildTestApp({ env: { RETENTION_AUDIT_LOG_DAYS: '20' } });
+    // 20 days of audit log, so one test-clock year is not needed to see entries go. The real
+    // clock (15 January 2026) stands still and its daily run does not look here: what goes,
+    // goes at the clock's advance.
+    t = await buildTestApp({
+      env: { RETENTION_AUDIT_LOG_DAYS: '20' },
+      tuning: { retentionRunPeriodMs: 3_600_000 },
+    });
     owner = await longSession(t);
     call = caller(t, owner);
   });
@@ -452,11 +457,14 @@ describe('a family on a test clock', () => {
     kept.viewing.push(await insert.viewing(childId, '2025-12-01T20:00:00Z'));
     const oldReport = await insert.report(childId, device.device.id, '2026-01-05T10:00:00Z');
     kept.reports.push(await insert.report(childId, device.device.id, '2026-01-20T10:00:00Z'));
-    const oldSucceeded = await insert.delivery(webhook.id, 'succeeded', '2026-01-05T10:00:00Z');
-    const oldFailed = await insert.delivery(webhook.id, 'failed', '2026-01-05T10:00:00Z');
+    // Deliveries are Haven's own attempts, dated by the real clock (15 January 2026): those
+    // before 16 December 2025 go, whatever the family's clock says.
+    const oldSucceeded = await insert.delivery(webhook.id, 'succeeded', '2025-12-01T10:00:00Z');
+    const oldFailed = await insert.delivery(webhook.id, 'failed', '2025-12-01T10:00:00Z');
     // Still being delivered: kept whatever its age.
-    kept.deliveries.push(await insert.delivery(webhook.id, 'pending', '2026-01-05T10:00:00Z'));
-    kept.deliveries.push(await insert.delivery(webhook.id, 'succeeded', '2026-02-01T10:00:00Z'));
+    kept.deliveries.push(await insert.delivery(webhook.id, 'pending', '2025-12-01T10:00:00Z'));
+    // Old on the family's clock only.
+    kept.deliveries.push(await insert.delivery(webhook.id, 'succeeded', '2026-01-05T10:00:00Z'));
     // Receipts of erasures the clock dated (families erased while on it).
     const org = await createOrg(t.app, owner, 'Clocked Inc');
     const orgLog = `/developers/orgs/${org.id}/audit-log`;
@@ -473,8 +481,8 @@ describe('a family on a test clock', () => {
     };
     const orgBefore = await chain(call, orgLog);
     const before = await chain(call, familyLog);
-    // On 10 February: viewing before 12 November, reports and deliveries before 11 January,
-    // entries before 21 January, receipts before 6 January 2025 are out.
+    // On 10 February: viewing before 12 November, reports before 11 January, entries before
+    // 21 January, receipts before 6 January 2025 are out.
     const cut = '2026-01-21T00:00:00.000Z';
     const old = before.filter((entry) => entry.occurred_at < cut);
     expect(old.map((entry) => entry.id)).toEqual(made.map((entry) => entry.id));
@@ -613,10 +621,28 @@ describe("the real clock's daily purge", () => {
       recent: await insert.receipt('2027-01-01T10:00:00Z', { orgId: org.id }),
     };
 
+    // A family on a test clock that stays on the first day: the real clock's run takes only
+    // its deliveries (Haven's own attempts, dated by the real clock), not what its clock dates.
+    const testClock = await call('POST', '/sandbox/test-clocks', { frozen_time: START });
+    const clocked = await call('POST', '/setup/quick', {
+      child_name: 'Kit',
+      birth_date: '2016-05-01',
+      test_clock_id: testClock.id,
+    });
+    const clockedHook = await call('POST', '/webhooks', {
+      family_id: clocked.family.id,
+      url: 'https://hooks.example.com/haven',
+      events: ['child.came_of_age'],
+    });
+    const clockedViewing = await insert.viewing(clocked.child.id, '2026-03-01T20:00:00Z');
+    await insert.delivery(clockedHook.id, 'succeeded', '2026-05-02T10:00:00Z');
+
     const familyLog = `/families/${familyId}/audit-log`;
     const orgLog = `/developers/orgs/${org.id}/audit-log`;
+    const clockedLog = `/families/${clocked.family.id}/audit-log`;
     const familyBefore = await chain(call, familyLog);
     const orgBefore = await chain(call, orgLog);
+    const clockedBefore = await chain(call, clockedLog);
     expect(familyBefore.length).toBeGreaterThan(0);
     expect(orgBefore.length).toBeGreaterThan(0);
 
@@ -628,6 +654,21 @@ describe("the real clock's daily purge", () => {
       reports: [newReport],
       deliveries: [pending, newDelivery].sort(),
     });
+    expect(await remaining(db, clocked.child.id, clockedHook.id)).toEqual({
+      viewing: [clockedViewing],
+      reports: [],
+      deliveries: [],
+    });
+    const clockedChain = await chain(call, clockedLog);
+    expect(clockedChain.slice(0, -1)).toEqual(clockedBefore);
+    expect(clockedChain.at(-1)).toMatchObject({
+      occurred_at: '2026-05-03T12:00:00.000Z',
+      action: 'retention.purged',
+      target: { type: 'family', id: clocked.family.id },
+      changes: { webhook_deliveries: 1 },
+    });
+    expect(Object.keys(clockedChain.at(-1)?.changes ?? {})).toHaveLength(1);
+    expect(verifies(clockedChain)).toBe(true);
     const usage = await db
       .selectFrom('developer_usage')
       .select('id')
@@ -687,6 +728,7 @@ describe("the real clock's daily purge", () => {
     }
     expect(await chain(call, familyLog)).toEqual(family);
     expect(await chain(call, orgLog)).toEqual(orgChain);
+    expect(await chain(call, clockedLog)).toEqual(clockedChain);
     expect(await receiptsLeft(db, all)).toEqual([receipts.underWay, receipts.recent].sort());
   });
 });

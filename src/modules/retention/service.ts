@@ -4,10 +4,12 @@
 // - Cutoffs are whole UTC days: a record goes at the first purge of the day after it is
 //   `days` old on the owner's clock, so every purge of one day removes the same set and a
 //   second one finds nothing (docs/decisions.md "Retention: whole days on the owner's clock").
-// - A family's records are judged by the family's clock (its test clock's frozen time when it
-//   has one); usage and org chains by the real clock; an erasure receipt by the clock that
-//   dated it (the erased family's test clock, while that clock exists). A receipt is removed
-//   once its erasure completed, on its org's chain (a person's erasure has none: no entry).
+// - A record is judged by the clock that dated it: a family's viewing history, device reports
+//   and audit chain by the family's clock (its test clock's frozen time when it has one);
+//   webhook deliveries (real HTTP attempts, stamped by the real clock), usage and org chains by
+//   the real clock; an erasure receipt by the clock that dated it (the erased family's test
+//   clock, while that clock exists). A receipt is removed once its erasure completed, on its
+//   org's chain (a person's erasure has none: no entry).
 // - Audit chains lose whole oldest prefixes: up to, not including, the first entry that is not
 //   older, so the chain verifies from its first kept entry.
 import type { Clock } from '../../clock.js';
@@ -50,11 +52,14 @@ const ROWS_PER_TRANSACTION = 10_000;
 /** Records a walk of the real clock's run reads at a time. */
 const WALK_PAGE = 200;
 
-/** Which retention each of a family's tables keeps. */
-const FAMILY_TABLES: ReadonlyArray<[FamilyTable, keyof RetentionDays]> = [
-  ['viewing_history', 'viewing_history_days'],
-  ['device_reports', 'device_reports_days'],
-  ['webhook_deliveries', 'webhook_deliveries_days'],
+/**
+ * Which retention each of a family's tables keeps, and which clock dates its rows: the
+ * family's (times the device gives) or the real one (Haven's own delivery attempts).
+ */
+const FAMILY_TABLES: ReadonlyArray<[FamilyTable, keyof RetentionDays, 'family' | 'real']> = [
+  ['viewing_history', 'viewing_history_days', 'family'],
+  ['device_reports', 'device_reports_days', 'family'],
+  ['webhook_deliveries', 'webhook_deliveries_days', 'real'],
 ];
 
 /** What one owner's purge removed: rows by table, only the tables that lost some. */
@@ -150,34 +155,43 @@ export function createRetentionService(deps: {
   }
 
   /**
-   * One transaction of a family's purge, by the family's clock. Nothing when the family is
-   * gone or is no longer on `clockId` (that clock's purge takes it).
+   * One transaction of a family's purge by the clock running it (`runClock`: a test clock's
+   * id, null for the real clock's run). What the family's clock dates is purged only by its
+   * own clock's run (a family no longer on `runClock` is that clock's); what the real clock
+   * dates, by any run.
    */
-  function familyPass(familyId: string, clockId: string | null): Promise<Pass> {
+  function familyPass(familyId: string, runClock: string | null): Promise<Pass> {
     return deps.writes.run(async (change) => {
       const removed: Removed = {};
       const family = await lockFamily(change.trx, familyId);
-      if (!family || family.test_clock_id !== clockId) {
+      if (!family) {
         return { removed, more: false };
       }
-      const now = family.clock_time ? new Date(family.clock_time) : deps.clock.now();
-      const cutoffs = cutoffsOn(days, now);
+      const own = family.test_clock_id === runClock;
+      const real = cutoffsOn(days, deps.clock.now());
+      const cutoffs = family.clock_time ? cutoffsOn(days, new Date(family.clock_time)) : real;
       const budget = { left: ROWS_PER_TRANSACTION };
-      for (const [table, retention] of FAMILY_TABLES) {
+      for (const [table, retention, datedBy] of FAMILY_TABLES) {
+        if (datedBy === 'family' && !own) {
+          continue;
+        }
+        const cutoff = (datedBy === 'family' ? cutoffs : real)[retention];
         const count = await drain(budget, async (limit) => {
           const result = await deleteFamilyRecords(
             change.trx,
             table,
             familyId,
-            cutoffs[retention],
+            cutoff,
             limit,
           ).executeTakeFirst();
           return Number(result.numDeletedRows);
         });
         record(removed, table, count);
       }
-      const entries = await drainChain(change, familyId, cutoffs.audit_log_days, budget);
-      record(removed, 'audit_entries', entries);
+      if (own) {
+        const entries = await drainChain(change, familyId, cutoffs.audit_log_days, budget);
+        record(removed, 'audit_entries', entries);
+      }
       if (Object.keys(removed).length > 0) {
         change.audit({
           familyId,
@@ -381,6 +395,7 @@ export function createRetentionService(deps: {
         }
       };
       for (const [table, retention] of FAMILY_TABLES) {
+        // Records the family's clock dates are walked for families on the real clock only.
         await walk(
           (after) => walkFamilyRecords(db, table, cutoffs[retention], after, WALK_PAGE).execute(),
           (found) => purgeFamily(found.family_id as string),

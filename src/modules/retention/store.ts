@@ -30,8 +30,9 @@ function pastKeyset(time: string, id: string, after: Keyset | undefined): Expres
 }
 
 /**
- * Records of families on the real clock older than `cutoff`, oldest first. A family on a test
- * clock is purged by its clock's runs instead, so its records are passed over.
+ * Records older than `cutoff`, oldest first, of families on the real clock (viewing history
+ * and device reports, which the family's clock dates: a family on a test clock is purged by
+ * its clock's runs instead, so its records are passed over) or of any family (deliveries).
  */
 export function walkFamilyRecords(
   db: Db,
@@ -76,10 +77,10 @@ export function walkFamilyRecords(
         .orderBy('r.id')
         .limit(limit);
     case 'webhook_deliveries':
+      // Dated by the real clock (Haven's own attempts), whatever the family's clock.
       return db
         .selectFrom('webhook_deliveries as r')
         .innerJoin('webhooks as w', 'w.id', 'r.webhook_id')
-        .innerJoin('families as f', 'f.id', 'w.family_id')
         .select([
           sql<string>`r.created_at::text`.as('at'),
           'r.id',
@@ -89,7 +90,6 @@ export function walkFamilyRecords(
         .where('r.status', '<>', 'pending')
         .where('r.created_at', '<', cutoff)
         .where(pastKeyset('r.created_at', 'r.id', after))
-        .where('f.test_clock_id', 'is', null)
         .orderBy('r.created_at')
         .orderBy('r.id')
         .limit(limit);
