@@ -7,7 +7,9 @@ export const REDACTED = '[redacted]';
 
 /**
  * The changes of `input`: every field present (not undefined), its value kept unless the field
- * is one of `personal`, whose value is replaced with REDACTED.
+ * is one of `personal`, whose value is replaced with REDACTED. `input` names the fields the
+ * change set, never a raw request body: a body may carry fields no schema knows, and whatever
+ * reaches the log stays in the chain.
  */
 export function auditChanges(
   input: object,

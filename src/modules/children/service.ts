@@ -25,6 +25,11 @@ export const CHILD_NOT_FOUND = 'child not found';
 /** A child's personal data: the audit log names these fields without their values. */
 const CHILD_PERSONAL_FIELDS = ['name', 'birth_date', 'avatar_url'] as const;
 
+/** The fields a body set, and nothing else it carried (unknown fields are not changes). */
+function childFields(input: Partial<Record<(typeof CHILD_PERSONAL_FIELDS)[number], unknown>>) {
+  return { name: input.name, birth_date: input.birth_date, avatar_url: input.avatar_url };
+}
+
 export interface ChildInput {
   name?: string;
   birth_date?: string;
@@ -153,7 +158,7 @@ export function createChildrenService(deps: {
           actor: actorOf(principal),
           action: 'child.created',
           target: { type: 'child', id: child.id },
-          changes: auditChanges(input, CHILD_PERSONAL_FIELDS),
+          changes: auditChanges(childFields(input), CHILD_PERSONAL_FIELDS),
         });
       });
       return present(child, now);
@@ -196,7 +201,7 @@ export function createChildrenService(deps: {
           actor: actorOf(principal),
           action: 'child.updated',
           target: { type: 'child', id: childId },
-          changes: auditChanges(input, CHILD_PERSONAL_FIELDS),
+          changes: auditChanges(childFields(input), CHILD_PERSONAL_FIELDS),
         });
         return row;
       });
