@@ -5,21 +5,13 @@
 // one of the entries by seq and hash, and its signature may be checked against the steward's
 // key. WebCrypto only (digest, Ed25519), so it runs in browsers as in Node 20+.
 import canonicalize from 'canonicalize';
-import { fromBase64 } from './base64.js';
 import type { PageItem, Result } from './operation-types.js';
+import { checkStewardSignature, type StewardKeys } from './steward-signature.js';
 
 /** An entry as `haven.auditLog.list` yields it. */
 export type AuditEntry = PageItem<'listFamilyAuditLog', 'entries'>;
 /** The signed head `haven.auditLog.head` answers. */
 export type AuditHead = Result<'getFamilyAuditHead'>;
-
-/** An Ed25519 public key as `/.well-known/ocss/keys` lists it. */
-export interface StewardJwk {
-  kty: string;
-  crv?: string;
-  x?: string;
-  kid?: string;
-}
 
 export interface VerifyAuditChainOptions {
   /** The family's signed head: the entry at `head.entries` must carry `head.head_hash`. */
@@ -28,7 +20,7 @@ export interface VerifyAuditChainOptions {
    * The steward's public key, or the whole `/.well-known/ocss/keys` answer (`{keys}`, the
    * key picked by the signature's `kid`): the head's signature is checked with it.
    */
-  stewardKey?: StewardJwk | { keys: readonly StewardJwk[] };
+  stewardKey?: StewardKeys;
 }
 
 export interface AuditChainValid {
@@ -90,81 +82,14 @@ function broken(entry: EntryLike | undefined, seq: number | null, reason: string
   } satisfies AuditChainBroken;
 }
 
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
-  const base64 = text.replace(/-/g, '+').replace(/_/g, '/');
-  return fromBase64(base64.padEnd(Math.ceil(base64.length / 4) * 4, '='));
-}
-
-type SignatureCheck = { ok: true } | { ok: false; reason: string } | { skipped: string };
-
-/**
- * The head's compact JWS (EdDSA) checked with the steward key: its payload must be the JCS
- * form of the head's own fields, so a head whose fields were changed fails too.
- */
-async function checkSignature(
-  head: AuditHead,
-  stewardKey: NonNullable<VerifyAuditChainOptions['stewardKey']>,
-): Promise<SignatureCheck> {
-  const [header, payload, signature, ...rest] = head.signature.split('.');
-  if (header === undefined || payload === undefined || signature === undefined || rest.length) {
-    return { ok: false, reason: "the head's signature is not a compact JWS" };
-  }
-  let protectedHeader: { alg?: unknown; kid?: unknown };
-  let payloadText: string;
-  let signatureBytes: Uint8Array<ArrayBuffer>;
-  try {
-    protectedHeader = JSON.parse(new TextDecoder().decode(fromBase64Url(header)));
-    payloadText = new TextDecoder().decode(fromBase64Url(payload));
-    signatureBytes = fromBase64Url(signature);
-  } catch {
-    return { ok: false, reason: "the head's signature is not a compact JWS" };
-  }
-  if (protectedHeader.alg !== 'EdDSA') {
-    return {
-      ok: false,
-      reason: `the head is signed with ${String(protectedHeader.alg)}, not EdDSA`,
-    };
-  }
-  const candidates = 'keys' in stewardKey ? stewardKey.keys : [stewardKey];
-  const jwk = candidates.find((key) => key.kid === undefined || key.kid === protectedHeader.kid);
-  if (!jwk) {
-    return {
-      ok: false,
-      reason: `the head is signed by key ${String(protectedHeader.kid)}, which is not among the steward keys given`,
-    };
-  }
-  const statement = {
+/** The fields of the head its signature covers. */
+function statementOf(head: AuditHead) {
+  return {
     family_id: head.family_id,
     entries: head.entries,
     head_hash: head.head_hash,
     signed_at: head.signed_at,
   };
-  if (payloadText !== canonicalize(statement)) {
-    return { ok: false, reason: "the head's fields are not what its signature covers" };
-  }
-  let key: Awaited<ReturnType<typeof crypto.subtle.importKey>>;
-  try {
-    // Only the key's members: WebCrypto refuses a JWK whose `alg` or `use` it reads otherwise.
-    key = await crypto.subtle.importKey(
-      'jwk',
-      { kty: jwk.kty, crv: jwk.crv, x: jwk.x },
-      { name: 'Ed25519' },
-      false,
-      ['verify'],
-    );
-  } catch (error) {
-    if ((error as Error)?.name === 'NotSupportedError') {
-      return {
-        skipped:
-          "this runtime's WebCrypto has no Ed25519: the head's signature was not checked (the chain and the head's hash were)",
-      };
-    }
-    return { ok: false, reason: 'the steward key is not an Ed25519 public JWK' };
-  }
-  const signed = new TextEncoder().encode(`${header}.${payload}`);
-  return (await crypto.subtle.verify({ name: 'Ed25519' }, key, signatureBytes, signed))
-    ? { ok: true }
-    : { ok: false, reason: "the head's signature does not verify with the steward key" };
 }
 
 /**
@@ -262,9 +187,19 @@ export async function verifyAuditChain(
       note: "no stewardKey given: the head's signature was not checked (pass /.well-known/ocss/keys)",
     };
   }
-  const check = await checkSignature(head, stewardKey);
+  // Its payload must be the JCS form of the head's own fields: a head changed fails too.
+  const check = await checkStewardSignature(
+    head.signature,
+    statementOf(head),
+    stewardKey,
+    'the head',
+  );
   if ('skipped' in check) {
-    return { ...result, signature: 'unchecked', note: check.skipped };
+    return {
+      ...result,
+      signature: 'unchecked',
+      note: `${check.skipped} (the chain and the head's hash were)`,
+    };
   }
   if (!check.ok) {
     const signed = sorted.find((entry) => entry.seq === head.entries);

@@ -17,3 +17,9 @@ export function fromBase64(base64: string): Uint8Array<ArrayBuffer> {
   }
   return bytes;
 }
+
+/** Base64url (RFC 4648 §5, padding optional) as a JWS carries it; throws as `fromBase64`. */
+export function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
+  const base64 = text.replace(/-/g, '+').replace(/_/g, '/');
+  return fromBase64(base64.padEnd(Math.ceil(base64.length / 4) * 4, '='));
+}

@@ -2,6 +2,11 @@
 // API key calls the /api/v1/developer twins, anything else /api/v1.
 import { verifyAuditChain } from './audit-chain.js';
 import { Core, type Credential } from './core.js';
+import {
+  type ErasureReceipt,
+  type VerifyErasureReceiptOptions,
+  verifyErasureReceipt,
+} from './erasure-receipt.js';
 import { createResources, type Resources } from './generated/resources.js';
 import type { Signer } from './signer.js';
 
@@ -63,6 +68,11 @@ function handWritten() {
     auditLog: {
       /** Recomputes an audit chain where you are (see `verifyAuditChain`). */
       verify: verifyAuditChain,
+    },
+    erasures: {
+      /** Checks a completed receipt's signature and content (see `verifyErasureReceipt`). */
+      verify: (receipt: ErasureReceipt, options: VerifyErasureReceiptOptions) =>
+        verifyErasureReceipt(receipt, options?.stewardKey),
     },
   };
 }

@@ -7,16 +7,24 @@ export {
   type AuditChainVerification,
   type AuditEntry,
   type AuditHead,
-  type StewardJwk,
   type VerifyAuditChainOptions,
   verifyAuditChain,
 } from './audit-chain.js';
 export { Haven, type HavenOptions } from './client.js';
 export type { RequestOptions } from './core.js';
 export { type WatchOptions, watchDevicePolicy } from './device-agent.js';
+export {
+  type ErasureReceipt,
+  type ErasureReceiptInvalid,
+  type ErasureReceiptValid,
+  type ErasureReceiptVerification,
+  type VerifyErasureReceiptOptions,
+  verifyErasureReceipt,
+} from './erasure-receipt.js';
 export { HavenError } from './errors.js';
 export type { Body, Item, OperationId, PageItem, Query, Result } from './operation-types.js';
 export { type CursorPage, PagedCall } from './paged-call.js';
 export { DEMO_FAMILY_ID } from './sandbox.js';
 export { type Signer, signRequest } from './signer.js';
+export type { StewardJwk, StewardKeys } from './steward-signature.js';
 export { verifyWebhook, WebhookVerificationError } from './webhooks.js';
