@@ -1022,7 +1022,7 @@ export interface paths {
         };
         /**
          * How long Haven keeps each kind of record
-         * @description A daily purge removes what is older, on the family’s clock (a sandbox test clock’s time for a family on one), writing one `retention.purged` entry on the family’s or org’s audit log with the rows removed per table. Audit logs lose whole oldest prefixes, so a log verifies from its first kept entry.
+         * @description A daily purge removes what is older, by the clock that dated it: the family’s (a sandbox test clock’s time for a family on one) for viewing history, device reports and the audit log, the real clock for webhook deliveries, usage and erasure receipts. Each purge that removes something writes one `retention.purged` entry on the family’s or org’s audit log with the rows removed per table. Audit logs lose whole oldest prefixes, so a log verifies from its first kept entry.
          */
         get: operations["getRetentionPolicy"];
         put?: never;
