@@ -13,6 +13,8 @@ export interface IdempotencyKeyTable {
   response_status: number | null;
   response_body: string | null;
   response_content_type: string | null;
+  /** Headers naming what the write made (REPLAYED_HEADERS in http/idempotency.ts). */
+  response_headers: Record<string, string> | null;
   created_at: Timestamp;
   locked_until: Timestamp;
   expires_at: Timestamp;

@@ -26,7 +26,12 @@ export interface Claim extends ReceiptId {
 
 export type Receipt = Pick<
   IdempotencyKeyTable,
-  'fingerprint' | 'state' | 'response_status' | 'response_body' | 'response_content_type'
+  | 'fingerprint'
+  | 'state'
+  | 'response_status'
+  | 'response_body'
+  | 'response_content_type'
+  | 'response_headers'
 >;
 
 function idColumns(id: ReceiptId) {
@@ -64,6 +69,7 @@ export async function claimReceipt(db: Db, claim: Claim): Promise<boolean> {
           response_status: null,
           response_body: null,
           response_content_type: null,
+          response_headers: null,
           created_at: (eb) => eb.ref('excluded.created_at'),
           locked_until: (eb) => eb.ref('excluded.locked_until'),
           expires_at: (eb) => eb.ref('excluded.expires_at'),
@@ -94,7 +100,14 @@ export async function claimReceipt(db: Db, claim: Claim): Promise<boolean> {
 export async function findReceipt(db: Db, id: ReceiptId): Promise<Receipt | undefined> {
   return db
     .selectFrom('idempotency_keys')
-    .select(['fingerprint', 'state', 'response_status', 'response_body', 'response_content_type'])
+    .select([
+      'fingerprint',
+      'state',
+      'response_status',
+      'response_body',
+      'response_content_type',
+      'response_headers',
+    ])
     .where((eb) => eb.and(idColumns(id)))
     .executeTakeFirst();
 }
@@ -108,7 +121,12 @@ export async function completeReceipt(
   db: Db,
   id: ReceiptId,
   token: string,
-  response: { status: number; body: string; contentType: string | null },
+  response: {
+    status: number;
+    body: string;
+    contentType: string | null;
+    headers: Record<string, string> | null;
+  },
 ): Promise<boolean> {
   const result = await db
     .updateTable('idempotency_keys')
@@ -117,6 +135,9 @@ export async function completeReceipt(
       response_status: response.status,
       response_body: response.body,
       response_content_type: response.contentType,
+      response_headers: response.headers
+        ? (JSON.stringify(response.headers) as unknown as Record<string, string>)
+        : null,
     })
     .where((eb) => eb.and(idColumns(id)))
     .where('state', '=', 'in_flight')

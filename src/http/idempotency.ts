@@ -57,6 +57,22 @@ export const RECEIPT_TTL_MS = 24 * 60 * 60 * 1000;
 export const IN_FLIGHT_LEASE_MS = 60 * 1000;
 const CLEANUP_EVERY_MS = 10 * 60 * 1000;
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+/**
+ * Response headers a replay repeats: those naming what the write made, which a client that
+ * lost the first answer cannot learn otherwise (an erasure's id comes only in a header).
+ */
+const REPLAYED_HEADERS = ['haven-erasure-id'] as const;
+
+function replayedHeadersOf(reply: FastifyReply): Record<string, string> | null {
+  const kept: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = reply.getHeader(name);
+    if (typeof value === 'string') {
+      kept[name] = value;
+    }
+  }
+  return Object.keys(kept).length > 0 ? kept : null;
+}
 
 function anonymousCaller(request: FastifyRequest): string {
   const session = request.headers['x-sandbox-session'];
@@ -112,6 +128,9 @@ export function installIdempotency(
       throw new ConflictError('a request with this Idempotency-Key is still in progress');
     }
     reply.code(200).header('ocss-replay', 'original');
+    for (const [name, value] of Object.entries(receipt.response_headers ?? {})) {
+      reply.header(name, value);
+    }
     if (receipt.response_content_type) {
       reply.type(receipt.response_content_type);
     }
@@ -184,6 +203,7 @@ export function installIdempotency(
         status: reply.statusCode,
         body,
         contentType: typeof contentType === 'string' ? contentType : null,
+        headers: replayedHeadersOf(reply),
       });
       if (!recorded) {
         throw new ClaimTakenOver();
