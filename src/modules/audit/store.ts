@@ -5,6 +5,7 @@ import type { Database } from '../../db/schema.js';
 import type { StatedAuditEntry } from '../../db/transaction-effects.js';
 import type { AuditActorType } from './actor.js';
 import { type AuditEntry, entryHash, GENESIS_HASH } from './entry.js';
+import { hashFragments } from './hashed-in-sql.js';
 
 declare module '../../db/schema.js' {
   interface Database {
@@ -20,6 +21,8 @@ export interface AuditChainTable {
   kind: ChainKind;
   last_seq: number | string;
   last_hash: string;
+  /** The newest entry's `prev_hash` (read back by the one-statement append). */
+  last_prev_hash: string;
 }
 
 export interface AuditEntryTable {
@@ -142,10 +145,13 @@ export async function appendToChain(
   stated: readonly StatedAuditEntry[],
   ids: () => string,
   now: Date,
-): Promise<AuditEntry[]> {
+): Promise<void> {
   const first = stated[0];
   if (!first) {
-    return [];
+    return;
+  }
+  if (stated.length === 1 && (await appendOne(trx, chain, first, ids(), now))) {
+    return;
   }
   const count = stated.length;
   const taken = await sql<{
@@ -175,10 +181,72 @@ export async function appendToChain(
       db.insertInto('audit_entries').values(entries.map((entry) => rowOf(chain.id, entry))),
     )
     .updateTable('audit_chains')
-    .set({ last_hash: entries.at(-1)?.hash ?? tip.last_hash })
+    .set({
+      last_hash: entries.at(-1)?.hash ?? tip.last_hash,
+      last_prev_hash: entries.at(-1)?.prev_hash ?? tip.last_hash,
+    })
     .where('chain_id', '=', chain.id)
     .execute();
-  return entries;
+}
+
+/**
+ * The common case in one statement: one entry on a chain that exists. The chain's row is
+ * locked by the UPDATE that takes the next seq, and the entry's hash is computed there from
+ * the JCS text with the values read under the lock (hashed-in-sql.ts), so concurrent writers
+ * still follow each other. False when it could not (no chain yet, or a change's value holds
+ * a placeholder): nothing was written, and the caller takes the two-statement way.
+ */
+async function appendOne(
+  trx: Kysely<Database>,
+  chain: Chain,
+  stated: StatedAuditEntry,
+  id: string,
+  now: Date,
+): Promise<boolean> {
+  const familyId = chain.kind === 'family' ? chain.id : null;
+  const orgId = chain.kind === 'org' ? chain.id : null;
+  const fragments = hashFragments({
+    id,
+    family_id: familyId,
+    org_id: orgId,
+    actor: { type: stated.actor.type, id: stated.actor.id },
+    action: stated.action,
+    target: stated.target,
+    request_id: stated.actor.requestId,
+    changes: stated.changes,
+  });
+  if (!fragments) {
+    return false;
+  }
+  const [beforeLabel, beforeAt, beforePrev, beforeSeq, afterSeq] = fragments;
+  const appended = await sql<{ seq: string | number }>`
+    with facts as (
+      select coalesce(${labelOf(stated, chain)}, ${stated.actor.type}::text) as label,
+        coalesce(${clockTimeOf(chain)}, ${now}::timestamptz) as at
+    ),
+    tip as (
+      update audit_chains c
+      set last_seq = c.last_seq + 1,
+        last_prev_hash = c.last_hash,
+        last_hash = encode(sha256(convert_to(
+          ${beforeLabel}::text || to_jsonb(facts.label)::text || ${beforeAt}::text
+            || to_char(facts.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+            || ${beforePrev}::text || c.last_hash || ${beforeSeq}::text
+            || (c.last_seq + 1)::text || ${afterSeq}::text,
+          'UTF8')), 'hex')
+      from facts
+      where c.chain_id = ${chain.id}
+      returning c.last_seq, c.last_prev_hash, c.last_hash, facts.label, facts.at
+    )
+    insert into audit_entries (id, chain_id, seq, occurred_at, family_id, org_id, actor_type,
+      actor_id, actor_label, action, target_type, target_id, request_id, changes, prev_hash, hash)
+    select ${id}, ${chain.id}, tip.last_seq, tip.at, ${familyId}, ${orgId}, ${stated.actor.type},
+      ${stated.actor.id}, tip.label, ${stated.action}, ${stated.target.type},
+      ${stated.target.id}, ${stated.actor.requestId}, ${JSON.stringify(stated.changes)}::jsonb,
+      tip.last_prev_hash, tip.last_hash
+    from tip
+    returning seq`.execute(trx);
+  return appended.rows.length === 1;
 }
 
 /**
@@ -209,6 +277,7 @@ export function newChainRows(
       kind: chain.kind,
       last_seq: entries.length,
       last_hash: entries.at(-1)?.hash ?? GENESIS_HASH,
+      last_prev_hash: entries.at(-1)?.prev_hash ?? GENESIS_HASH,
     } satisfies AuditChainTable,
     entries: entries.map((entry) => rowOf(chain.id, entry)),
   };
