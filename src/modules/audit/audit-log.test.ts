@@ -2,43 +2,14 @@
 // whose hashes anyone can recompute, `seq` without gaps under concurrent writers, a signed
 // head, pages newest first, a database that refuses to change or remove an entry, and reads
 // for the family's members only.
-import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { compactVerify, importJWK } from 'jose';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
+import { type ChainEntry, chainHolds } from '../../../test/audit-chain.js';
 import { newSession, type Session } from '../../../test/identity.js';
 import { injectFailure } from '../../../test/injected-failure.js';
-
-interface Entry {
-  id: string;
-  seq: number;
-  family_id: string | null;
-  actor: { type: string; id: string; label: string };
-  action: string;
-  target: { type: string; id: string };
-  request_id: string | null;
-  changes: Record<string, unknown>;
-  prev_hash: string;
-  hash: string;
-}
-
-/** Recomputes a chain oldest first, as anyone holding the entries can. */
-function recompute(entries: readonly Entry[]): boolean {
-  let prev = entries[0]?.prev_hash;
-  for (const entry of entries) {
-    const { hash, ...body } = entry;
-    const expected = createHash('sha256')
-      .update(canonicalize(body) as string)
-      .digest('hex');
-    if (expected !== hash || entry.prev_hash !== prev) {
-      return false;
-    }
-    prev = hash;
-  }
-  return true;
-}
 
 describe('the audit log', () => {
   let t: TestApp;
@@ -66,7 +37,7 @@ describe('the audit log', () => {
   async function log(session: Session, familyId: string, query = '') {
     const res = await as(session)('GET', `/families/${familyId}/audit-log${query}`);
     expect(res.statusCode, res.body).toBe(200);
-    return res.json() as { entries: Entry[]; next_before: string | null };
+    return res.json() as { entries: ChainEntry[]; next_before: string | null };
   }
 
   it('records who changed what, with no personal value, on a chain anyone can recompute', async () => {
@@ -85,7 +56,7 @@ describe('the audit log', () => {
     const { entries } = await log(owner, familyId);
     const ours = entries.filter((entry) => entry.target.id === childId);
     expect(ours.map((entry) => entry.action)).toEqual(['child.updated', 'child.created']);
-    const [updated, made] = ours as [Entry, Entry];
+    const [updated, made] = ours as [ChainEntry, ChainEntry];
     expect(updated).toMatchObject({
       family_id: familyId,
       actor: { type: 'user', label: 'owner' },
@@ -99,11 +70,11 @@ describe('the audit log', () => {
     const chain = [...entries].reverse();
     expect(chain.map((entry) => entry.seq)).toEqual(chain.map((_, index) => index + 1));
     expect(chain[0]?.prev_hash).toBe('0'.repeat(64));
-    expect(recompute(chain)).toBe(true);
+    expect(chainHolds(chain)).toBe(true);
     const tampered = chain.map((entry) =>
       entry.id === made.id ? { ...entry, changes: { name: 'Ada' } } : entry,
     );
-    expect(recompute(tampered)).toBe(false);
+    expect(chainHolds(tampered)).toBe(false);
   });
 
   it('signs the head with the steward key, over the newest hash', async () => {
@@ -240,6 +211,6 @@ describe('the audit log', () => {
     const chain = (await log(owner, familyId, '?limit=200')).entries.reverse();
     expect(chain.map((entry) => entry.seq)).toEqual(chain.map((_, index) => index + 1));
     expect(chain.filter((entry) => entry.action === 'child.created')).toHaveLength(20);
-    expect(recompute(chain)).toBe(true);
+    expect(chainHolds(chain)).toBe(true);
   });
 });

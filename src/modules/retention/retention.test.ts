@@ -4,11 +4,11 @@
 // recent ones and pending deliveries stay, one `retention.purged` entry per purge with exact
 // counts, the audit chain verifies from its first kept entry, and a second purge the same day
 // removes and writes nothing.
-import { createHash, randomUUID } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { randomUUID } from 'node:crypto';
 import { type Compilable, CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp, testConfig } from '../../../test/app.js';
+import { type ChainEntry, chainHolds } from '../../../test/audit-chain.js';
 import { TestClock } from '../../../test/clock.js';
 import { createOrg, longSession, mintKey, type Session } from '../../../test/identity.js';
 import { ConfigError } from '../../config.js';
@@ -36,35 +36,6 @@ const DEFAULTS = {
   erasure_receipts_days: 400,
 };
 
-interface Entry {
-  id: string;
-  seq: number;
-  occurred_at: string;
-  actor: { type: string; id: string; label: string };
-  action: string;
-  target: { type: string; id: string };
-  request_id: string | null;
-  changes: Record<string, unknown>;
-  prev_hash: string;
-  hash: string;
-}
-
-/** Recomputes a chain oldest first from its first entry, as anyone holding the entries can. */
-function verifies(entries: readonly Entry[]): boolean {
-  let prev = entries[0]?.prev_hash;
-  for (const entry of entries) {
-    const { hash, ...body } = entry;
-    const expected = createHash('sha256')
-      .update(canonicalize(body) as string)
-      .digest('hex');
-    if (expected !== hash || entry.prev_hash !== prev) {
-      return false;
-    }
-    prev = hash;
-  }
-  return true;
-}
-
 async function until(done: () => Promise<boolean> | boolean, message: string) {
   const deadline = Date.now() + 20_000;
   while (!(await done())) {
@@ -88,11 +59,11 @@ function caller(t: TestApp, session: Session) {
 }
 
 /** Every entry of a chain's audit log (family or org route), oldest first. */
-async function chain(call: ReturnType<typeof caller>, path: string): Promise<Entry[]> {
-  const entries: Entry[] = [];
+async function chain(call: ReturnType<typeof caller>, path: string): Promise<ChainEntry[]> {
+  const entries: ChainEntry[] = [];
   let before: string | null = null;
   do {
-    const page: { entries: Entry[]; next_before: string | null } = await call(
+    const page: { entries: ChainEntry[]; next_before: string | null } = await call(
       'GET',
       `${path}?limit=200${before ? `&before=${before}` : ''}`,
     );
@@ -504,7 +475,7 @@ describe('a family on a test clock', () => {
     // The chain starts at its first kept entry and verifies from it.
     expect(after[0]?.id).toBe(firstKept?.id);
     expect(after[0]?.seq).toBe(old.length + 1);
-    expect(verifies(after)).toBe(true);
+    expect(chainHolds(after)).toBe(true);
     expect(after.slice(0, -1).map((entry) => entry.id)).toEqual(
       before.slice(old.length).map((entry) => entry.id),
     );
@@ -540,7 +511,7 @@ describe('a family on a test clock', () => {
       changes: { erasure_receipts: 1 },
     });
     expect(Object.keys(orgAfter.at(-1)?.changes ?? {})).toHaveLength(1);
-    expect(verifies(orgAfter)).toBe(true);
+    expect(chainHolds(orgAfter)).toBe(true);
 
     // The same day again: nothing more is old, nothing is removed or written.
     await advance(clock.id, '2026-02-10T21:00:00Z');
@@ -668,7 +639,7 @@ describe("the real clock's daily purge", () => {
       changes: { webhook_deliveries: 1 },
     });
     expect(Object.keys(clockedChain.at(-1)?.changes ?? {})).toHaveLength(1);
-    expect(verifies(clockedChain)).toBe(true);
+    expect(chainHolds(clockedChain)).toBe(true);
     const usage = await db
       .selectFrom('developer_usage')
       .select('id')
@@ -697,7 +668,7 @@ describe("the real clock's daily purge", () => {
       prev_hash: familyBefore.at(-1)?.hash,
     });
     expect(Object.keys(family[0]?.changes ?? {})).toHaveLength(4);
-    expect(verifies(family)).toBe(true);
+    expect(chainHolds(family)).toBe(true);
     const orgChain = await chain(call, orgLog);
     expect(orgChain).toEqual([
       expect.objectContaining({
@@ -708,7 +679,7 @@ describe("the real clock's daily purge", () => {
         prev_hash: orgBefore.at(-1)?.hash,
       }),
     ]);
-    expect(verifies(orgChain)).toBe(true);
+    expect(chainHolds(orgChain)).toBe(true);
 
     // Another process's run the same day (no memory of this one's): nothing is old any more.
     const backend = t.database.reopen ? { ...t.database, handle: t.database.reopen() } : t.database;
