@@ -24,6 +24,8 @@ const GOAL_LOSS = 0.15;
 const ROUNDS = Number(process.env.BENCH_AUDIT_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_AUDIT_SECONDS ?? 5);
 const CONNECTIONS = 10;
+/** The spread rule PUT row's policies: one per connection, each in its own family. */
+const SPREAD_FAMILIES = CONNECTIONS;
 
 interface Target {
   name: 'PGlite' | 'PostgreSQL';
@@ -85,35 +87,54 @@ async function seed(storageOptions: Target['storage']) {
   );
   try {
     const tenant = await seedBenchTenant(app, storage.database.db);
-    const setup = await app.inject({
-      method: 'POST',
-      url: '/api/v1/developer/setup/quick',
-      headers: tenant.key,
-      payload: { child_name: 'Rule Kid', birth_date: '2015-02-03', family_id: tenant.familyId },
-    });
-    return { key: tenant.key, policyId: setup.json().policy.id as string };
+    const policyIds: string[] = [];
+    for (let i = 0; i < SPREAD_FAMILIES; i++) {
+      // Each in a family of its own (no family_id): a family's writes follow each other on
+      // its audit chain, so the spread row's writers never wait for one another.
+      const setup = await app.inject({
+        method: 'POST',
+        url: '/api/v1/developer/setup/quick',
+        headers: tenant.key,
+        payload: { child_name: 'Rule Kid', birth_date: '2015-02-03' },
+      });
+      policyIds.push(setup.json().policy.id as string);
+    }
+    return { key: tenant.key, policyIds };
   } finally {
     await app.close();
     await storage.close();
   }
 }
 
-async function rate(
-  url: string,
-  request: { method: 'POST' | 'PUT'; path: string; body: string },
-  key: Record<string, string>,
-) {
+interface Row {
+  name: string;
+  method: 'POST' | 'PUT';
+  /** One path, or paths taken in turn request after request. */
+  paths: string[];
+  body: string;
+}
+
+async function rate(url: string, request: Row, key: Record<string, string>) {
+  let turn = 0;
   const result = await autocannon({
-    url: `${url}${request.path}`,
-    method: request.method,
+    url,
     headers: { ...key, 'content-type': 'application/json' },
-    body: request.body,
     connections: CONNECTIONS,
     duration: SECONDS,
+    requests: [
+      {
+        method: request.method,
+        body: request.body,
+        setupRequest: (req) => {
+          req.path = request.paths[turn++ % request.paths.length] as string;
+          return req;
+        },
+      },
+    ],
   });
   const failed = result.non2xx + result.errors + result.timeouts;
   if (failed > 0) {
-    throw new Error(`${request.method} ${request.path}: ${failed} answers were not 2xx`);
+    throw new Error(`${request.method} ${request.paths[0]}: ${failed} answers were not 2xx`);
   }
   return result.requests.average;
 }
@@ -124,19 +145,30 @@ const median = (values: number[]) => {
 };
 
 async function measure(target: Target) {
-  const { key, policyId } = await seed(target.storage);
-  const rows = [
+  const { key, policyIds } = await seed(target.storage);
+  const rulePath = (policyId: string) =>
+    `/api/v1/developer/policies/${policyId}/rules/web_filter_level`;
+  const rule = JSON.stringify({ enabled: true, config: { level: 'strict' } });
+  const rows: Row[] = [
     {
       name: 'quick setup (new family, 24 rows)',
-      method: 'POST' as const,
-      path: '/api/v1/developer/setup/quick',
+      method: 'POST',
+      paths: ['/api/v1/developer/setup/quick'],
       body: JSON.stringify({ child_name: 'Bench Kid', birth_date: '2016-05-01' }),
     },
     {
-      name: 'rule PUT',
-      method: 'PUT' as const,
-      path: `/api/v1/developer/policies/${policyId}/rules/web_filter_level`,
-      body: JSON.stringify({ enabled: true, config: { level: 'strict' } }),
+      name: `rule PUT, ${SPREAD_FAMILIES} families`,
+      method: 'PUT',
+      paths: policyIds.map(rulePath),
+      body: rule,
+    },
+    {
+      // Every writer on one policy: they follow each other on its row already (its version),
+      // and with the log on its family's chain too, so each waits for the other's entry.
+      name: 'rule PUT, one policy',
+      method: 'PUT',
+      paths: [rulePath(policyIds[0] as string)],
+      body: rule,
     },
   ];
   const rates = new Map(rows.map((row) => [row.name, { on: [] as number[], off: [] as number[] }]));

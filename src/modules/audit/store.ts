@@ -57,7 +57,7 @@ function labelOf(entry: StatedAuditEntry, chain: Chain): RawBuilder<string> {
   }
   switch (actor.type) {
     case 'api_key':
-      return sql<string>`(select key_prefix from api_keys where id = ${actor.id})`;
+      return sql<string>`(select key_prefix from developer_api_keys where id = ${actor.id})`;
     case 'mcp_token':
       return sql<string>`(select token_prefix from mcp_tokens where id = ${actor.id})`;
     case 'device':
