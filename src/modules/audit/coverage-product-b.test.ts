@@ -60,7 +60,7 @@ async function entriesWhere(column: 'request_id' | 'target_id', value: string) {
 async function theEntryOf(res: Answer): Promise<AuditEntry> {
   expect(res.statusCode, res.body).toBeLessThan(300);
   const requestId = res.headers['x-request-id'] as string;
-  expect(requestId).toBeTruthy();
+  expect(requestId, 'every answer names its request').toMatch(/^\S{8,}$/);
   const entries = await entriesWhere('request_id', requestId);
   expect(entries, `entries of ${res.raw.req.method} ${res.raw.req.url}`).toHaveLength(1);
   return entries[0] as AuditEntry;
