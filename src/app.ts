@@ -49,6 +49,7 @@ import {
 } from './modules/wiring.js';
 import { installRateLimit } from './ratelimit/plugin.js';
 import { createMemoryStore, createRedisStore } from './ratelimit/stores.js';
+import { createTelemetry, type Telemetry } from './telemetry/telemetry.js';
 
 export interface AppDeps {
   database: DatabaseHandle;
@@ -58,6 +59,8 @@ export interface AppDeps {
   /** Extra plugins registered after the core (tests add routes of their own here). */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
   tuning?: ServiceTuning;
+  /** Metrics and traces (one per process); a new set for this app when absent. */
+  telemetry?: Telemetry;
 }
 
 /** A hop count becomes the equivalent function (Fastify's types do not take numbers). */
@@ -69,6 +72,7 @@ function fastifyTrustProxy(
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
+  const telemetry = deps.telemetry ?? createTelemetry(config);
   // pino's lines and the access lines go through one writer, so they keep their order.
   const logStream = deps.logStream ? new LogWriter({ stream: deps.logStream }) : logDestination();
   const access = createAccessLog(config.logLevel, logStream);
@@ -110,7 +114,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const db = deps.database.db;
   const services = await createServices(
     config,
-    { db, clock, notifications: deps.database.notifications },
+    { db, clock, notifications: deps.database.notifications, telemetry },
     app.log,
     deps.database.backend === 'postgres',
     deps.tuning,
@@ -121,6 +125,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onReady', () => services.jobs.start());
   app.addHook('onClose', async () => {
     await closeServices(services);
+    // After the workers stopped: their last spans are in the batch it sends.
+    await telemetry.tracing.shutdown();
   });
 
   // onRequest order matters: who is calling, then metering (which counts failed

@@ -1,6 +1,7 @@
 // The environment contract (CONTRACT.md §1), read and validated once at start.
 import { createPrivateKey } from 'node:crypto';
 import { isIP } from 'node:net';
+import type { OtlpProtocol, TracingSettings } from './telemetry/tracing.js';
 
 export type AppEnv = 'sandbox' | 'production';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -37,6 +38,17 @@ export interface Config {
   partnerApiUrls: { nextdns: string; controld: string };
   /** How many days each kind of record is kept (CONTRACT.md §12.4), RETENTION_<NAME>_DAYS. */
   retention: RetentionDays;
+  /** Bearer that GET /metrics requires (METRICS_TOKEN); unset: open in sandbox, 404 in production. */
+  metricsToken: string | undefined;
+  /** OTLP/HTTP trace export (the standard OTEL_* variables); undefined: tracing off. */
+  tracing: TracingSettings | undefined;
+  /** Where `npm run worker` serves its probes and metrics (WORKER_PORT, default 8081). */
+  workerPort: number;
+  /**
+   * On SIGTERM, how long /health/ready answers 503 while requests are still served, so load
+   * balancers stop sending before the drain refuses (SHUTDOWN_DELAY_SECONDS, default 0).
+   */
+  shutdownDelayMs: number;
 }
 
 /** The retention policy as GET /api/v1/retention answers it. */
@@ -94,12 +106,12 @@ function read(env: Env, name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-function parsePort(raw: string | undefined): number {
+function parsePort(raw: string | undefined, name = 'PORT', fallback = 8080): number {
   if (raw === undefined) {
-    return 8080;
+    return fallback;
   }
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
-    throw new ConfigError('PORT', `must be an integer from 0 to 65535, got "${raw}"`);
+    throw new ConfigError(name, `must be an integer from 0 to 65535, got "${raw}"`);
   }
   return Number(raw);
 }
@@ -170,6 +182,17 @@ function parsePositiveInt(name: string, raw: string | undefined, fallback: numbe
   }
   if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) {
     throw new ConfigError(name, `must be a positive integer, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** A bounded wait in whole seconds: 0 to an hour. */
+function parseNonNegativeInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) {
+    return fallback;
+  }
+  if (!/^\d{1,4}$/.test(raw) || Number(raw) > 3600) {
+    throw new ConfigError(name, `must be an integer from 0 to 3600, got "${raw}"`);
   }
   return Number(raw);
 }
@@ -260,6 +283,61 @@ function parseAppEnv(raw: string | undefined): AppEnv {
   return raw;
 }
 
+/** Shorter would be guessable; the token guards what the process's metrics reveal. */
+const MIN_METRICS_TOKEN_LENGTH = 16;
+
+function parseMetricsToken(raw: string | undefined): string | undefined {
+  if (raw !== undefined && raw.length < MIN_METRICS_TOKEN_LENGTH) {
+    throw new ConfigError(
+      'METRICS_TOKEN',
+      `must be at least ${MIN_METRICS_TOKEN_LENGTH} characters`,
+    );
+  }
+  return raw;
+}
+
+const OTLP_PROTOCOLS: readonly OtlpProtocol[] = ['http/protobuf', 'http/json'];
+
+/**
+ * The OpenTelemetry SDK's own variables, as its specification reads them: the traces
+ * endpoint is used as given, the general one gets `/v1/traces` appended; the protocol
+ * defaults to http/protobuf. gRPC is not carried (no gRPC stack in the process).
+ */
+function parseTracing(env: Env): TracingSettings | undefined {
+  if (read(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') {
+    return undefined;
+  }
+  if (read(env, 'OTEL_TRACES_EXPORTER')?.toLowerCase() === 'none') {
+    return undefined;
+  }
+  const traces = read(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const general = read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  const url =
+    parseUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', traces, ['http:', 'https:']) ??
+    parseUrl('OTEL_EXPORTER_OTLP_ENDPOINT', general, ['http:', 'https:'])?.replace(
+      /\/*$/,
+      '/v1/traces',
+    );
+  if (url === undefined) {
+    return undefined;
+  }
+  const protocolName = read(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL')
+    ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+    : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = read(env, protocolName) ?? 'http/protobuf';
+  if (!OTLP_PROTOCOLS.includes(protocol as OtlpProtocol)) {
+    throw new ConfigError(
+      protocolName,
+      `must be http/protobuf or http/json (gRPC is not supported), got "${protocol}"`,
+    );
+  }
+  return {
+    url,
+    protocol: protocol as OtlpProtocol,
+    serviceName: read(env, 'OTEL_SERVICE_NAME') ?? 'haven',
+  };
+}
+
 /** Reads the whole contract; throws ConfigError on the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(read(env, 'PORT'));
@@ -333,5 +411,10 @@ export function loadConfig(env: Env = process.env): Config {
         'https://api.controld.com',
     },
     retention: parseRetention(env),
+    metricsToken: parseMetricsToken(read(env, 'METRICS_TOKEN')),
+    tracing: parseTracing(env),
+    workerPort: parsePort(read(env, 'WORKER_PORT'), 'WORKER_PORT', 8081),
+    shutdownDelayMs:
+      parseNonNegativeInt('SHUTDOWN_DELAY_SECONDS', read(env, 'SHUTDOWN_DELAY_SECONDS'), 0) * 1000,
   };
 }

@@ -8,6 +8,7 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { openStorage } from './db/storage.js';
 import { logDestination, loggerOptions } from './http/request-log.js';
 import { closeServices, createServices } from './modules/wiring.js';
+import { createTelemetry } from './telemetry/telemetry.js';
 
 function fail(message: string): never {
   process.stderr.write(`haven worker: ${message}\n`);
@@ -26,12 +27,14 @@ async function main(): Promise<void> {
   const log = pino(loggerOptions(config.logLevel) as pino.LoggerOptions, logDestination());
   const storage = await openStorage(config).catch((error: Error) => fail(error.message));
   storage.onIdleError((error) => log.warn({ err: error }, 'database connection lost'));
+  const telemetry = createTelemetry(config);
   const services = await createServices(
     config,
     {
       db: storage.database.db,
       clock: systemClock,
       notifications: storage.database.notifications,
+      telemetry,
     },
     log,
     storage.database.backend === 'postgres',

@@ -15,6 +15,7 @@ import { startAgeChanges } from '../jobs/age-changes.js';
 import { createJobQueue } from '../jobs/queue.js';
 import { startRetentionRun } from '../jobs/retention.js';
 import { createMemoryNonceStore, createRedisNonceStore } from '../ocss/nonce-store.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { createAgesService } from './age/service.js';
 import { ageSignalRoutes } from './age/signals-routes.js';
 import { createAgeSignalsService } from './age/signals-service.js';
@@ -139,7 +140,11 @@ export interface ServiceTuning {
 
 export async function createServices(
   config: Config,
-  { notifications, ...deps }: { db: Db; clock: Clock; notifications?: DatabaseNotifications },
+  {
+    notifications,
+    telemetry,
+    ...deps
+  }: { db: Db; clock: Clock; notifications?: DatabaseNotifications; telemetry: Telemetry },
   log: FastifyBaseLogger,
   /** Other processes may write the same database (PostgreSQL), so some caches check it. */
   sharedDatabase: boolean,
