@@ -37,6 +37,7 @@ import {
 } from './modules/federation/signed-read-fast-path.js';
 import { trustListNotModified } from './modules/federation/trust-list-fast-path.js';
 import { healthFastPath } from './modules/health/fast-path.js';
+import { metricsRoutes } from './modules/health/metrics-routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { createHealthService } from './modules/health/service.js';
 import { installUsageMetering } from './modules/usage/metering.js';
@@ -214,6 +215,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       environment: config.appEnv,
       draining: () => app.draining,
     }),
+  );
+  await app.register(
+    metricsRoutes(telemetry.metrics, { appEnv: config.appEnv, token: config.metricsToken }),
   );
   await registerRoutes(app, services, config);
 

@@ -331,10 +331,15 @@ function parseTracing(env: Env): TracingSettings | undefined {
       `must be http/protobuf or http/json (gRPC is not supported), got "${protocol}"`,
     );
   }
+  const delay = read(env, 'OTEL_BSP_SCHEDULE_DELAY');
+  if (delay !== undefined && !/^\d{1,7}$/.test(delay)) {
+    throw new ConfigError('OTEL_BSP_SCHEDULE_DELAY', `must be milliseconds, got "${delay}"`);
+  }
   return {
     url,
     protocol: protocol as OtlpProtocol,
     serviceName: read(env, 'OTEL_SERVICE_NAME') ?? 'haven',
+    ...(delay === undefined ? {} : { exportDelayMs: Number(delay) }),
   };
 }
 

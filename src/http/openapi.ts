@@ -106,6 +106,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
           mcpToken: { type: 'http', scheme: 'bearer', description: '`svcmcp_…`' },
           deviceKey: { type: 'apiKey', in: 'header', name: 'X-Device-Key' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' },
         },
       },
     },
