@@ -4,21 +4,17 @@
 // database and on PostgreSQL. Runs alternate on/off/on/off so a drift of the machine falls on
 // both sides; the figure is the median rate of each side. Goal: at most 15 % fewer writes a
 // second with the log. Then the log's size: table and index bytes per entry.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/storage.js';
 import { seedBenchTenant } from './bench-tenant.js';
+import { freshPostgres, median, startHaven, stopHaven } from './haven-process.js';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-const HAVEN = ['dist/main.js'];
 const DATABASE = 'haven_bench_audit';
 const GOAL_LOSS = 0.15;
 const ROUNDS = Number(process.env.BENCH_AUDIT_ROUNDS ?? 3);
@@ -31,47 +27,6 @@ interface Target {
   name: 'PGlite' | 'PostgreSQL';
   env: Record<string, string>;
   storage: { databaseUrl: string | undefined; dataDir: string };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function start(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, HAVEN, {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      const answer = await fetch(`http://127.0.0.1:${port}/health`);
-      await answer.arrayBuffer();
-      if (answer.ok) {
-        return { child, url: `http://127.0.0.1:${port}` };
-      }
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline || child.exitCode !== null) {
-      throw new Error('haven did not start');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }
 
 /** The bench tenant, and a policy whose rule the PUT row replaces. */
@@ -139,11 +94,6 @@ async function rate(url: string, request: Row, key: Record<string, string>) {
   return result.requests.average;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-};
-
 async function measure(target: Target) {
   const { key, policyIds } = await seed(target.storage);
   const rulePath = (policyId: string) =>
@@ -174,7 +124,7 @@ async function measure(target: Target) {
   const rates = new Map(rows.map((row) => [row.name, { on: [] as number[], off: [] as number[] }]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of ['on', 'off'] as const) {
-      const server = await start({
+      const server = await startHaven({
         ...target.env,
         ...(side === 'off' ? { HAVEN_BENCH_AUDIT_LOG: 'off' } : {}),
       });
@@ -183,7 +133,7 @@ async function measure(target: Target) {
           rates.get(row.name)?.[side].push(await rate(server.url, row, key));
         }
       } finally {
-        await stop(server.child);
+        await stopHaven(server.child);
       }
     }
   }
@@ -214,22 +164,6 @@ async function logSize(storageOptions: Target['storage']) {
   }
 }
 
-async function freshPostgres(adminUrl: string): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query(`drop database if exists ${DATABASE} with (force)`);
-    await client.query(`create database ${DATABASE}`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${DATABASE}`;
-    return url.toString();
-  } catch {
-    return undefined;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
 export async function auditCostBench(): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'haven-bench-audit-'));
   const targets: Target[] = [
@@ -237,6 +171,7 @@ export async function auditCostBench(): Promise<string[]> {
   ];
   const postgresUrl = await freshPostgres(
     process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    DATABASE,
   );
   if (postgresUrl) {
     targets.push({

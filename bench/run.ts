@@ -7,7 +7,9 @@
 // 100 000 families stored. Never part of `npm test`.
 // `npm run bench -- --soak [seconds]` runs the memory soak instead (bench/soak.ts).
 // `npm run bench -- --age-run` runs the age run's bench instead (bench/age-run.ts), and
-// `npm run bench -- --audit-cost` what the audit log costs writes (bench/audit-cost.ts).
+// `npm run bench -- --audit-cost` what the audit log costs writes (bench/audit-cost.ts),
+// `npm run bench -- --telemetry-cost` what metrics and traces cost the hot rows
+// (bench/telemetry-cost.ts).
 // `npm run bench -- --only <text>` (repeatable) measures only the rows whose name contains
 // one of the texts ("idle" for the idle load, "startup" for the startup collection probe),
 // for working on one path.
@@ -690,6 +692,11 @@ async function freshPostgres(adminUrl: string): Promise<string | undefined> {
 if (process.argv.includes('--audit-cost')) {
   const { auditCostBench } = await import('./audit-cost.js');
   process.stdout.write(`${(await auditCostBench()).join('\n')}\n`);
+  process.exit(0);
+}
+if (process.argv.includes('--telemetry-cost')) {
+  const { telemetryCostBench } = await import('./telemetry-cost.js');
+  process.stdout.write(`${(await telemetryCostBench()).join('\n')}\n`);
   process.exit(0);
 }
 if (process.argv.includes('--age-run')) {

@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import { collectStartupGarbage } from './collect-startup-garbage.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { openStorage } from './db/storage.js';
+import { createTelemetry } from './telemetry/telemetry.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -26,6 +27,10 @@ async function main(): Promise<void> {
     // The bench's switch (bench/audit-cost.ts): the same build without audit entries, to
     // measure what the log costs. Not a setting: no deployment runs without its log.
     ...(process.env.HAVEN_BENCH_AUDIT_LOG === 'off' ? { tuning: { auditLog: false } } : {}),
+    // Likewise bench/telemetry-cost.ts: the same build recording no metrics.
+    telemetry: createTelemetry(config, {
+      metrics: { enabled: process.env.HAVEN_BENCH_METRICS !== 'off' },
+    }),
   });
   storage.onIdleError((error) => app.log.warn({ err: error }, 'database connection lost'));
 
