@@ -38,6 +38,7 @@ import {
 import { trustListNotModified } from './modules/federation/trust-list-fast-path.js';
 import { healthFastPath } from './modules/health/fast-path.js';
 import { metricsRoutes } from './modules/health/metrics-routes.js';
+import { registerProbes } from './modules/health/probes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { createHealthService } from './modules/health/service.js';
 import { installUsageMetering } from './modules/usage/metering.js';
@@ -216,6 +217,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       draining: () => app.draining,
     }),
   );
+  await registerProbes(app, {
+    health,
+    redisUrl: config.redisUrl,
+    clock,
+    stopping: () => app.stopping,
+    addFastPath: fastPaths.add,
+  });
   await app.register(
     metricsRoutes(telemetry.metrics, { appEnv: config.appEnv, token: config.metricsToken }),
   );

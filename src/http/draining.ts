@@ -18,6 +18,13 @@ declare module 'fastify' {
     drain: Draining['drain'];
     /** True once drain() was called: the instance is on its way out. */
     readonly draining: boolean;
+    /**
+     * Step zero, for a shutdown delay: the readiness probe says not ready (so balancers stop
+     * sending here) while every request is still served. drain() follows.
+     */
+    announceStop(): void;
+    /** True once announceStop() or drain() was called: readiness fails. */
+    readonly stopping: boolean;
   }
   interface FastifyContextConfig {
     /**
@@ -41,6 +48,7 @@ export function installDraining(app: FastifyInstance): InFlight {
   const counted = new WeakSet<object>();
   let inFlight = 0;
   let draining = false;
+  let announced = false;
   let idle: (() => void) | undefined;
   const held: InFlight = {
     enter() {
@@ -89,6 +97,12 @@ export function installDraining(app: FastifyInstance): InFlight {
   });
   app.decorate('draining', {
     getter: () => draining,
+  });
+  app.decorate('announceStop', () => {
+    announced = true;
+  });
+  app.decorate('stopping', {
+    getter: () => announced || draining,
   });
   app.decorate('drain', (timeoutMs: number): Promise<void> => {
     draining = true;

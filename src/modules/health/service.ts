@@ -34,27 +34,27 @@ export function createHealthService(deps: HealthDeps) {
     return last && now - last.at < CACHE_MS && now >= last.at ? last.status : undefined;
   }
 
-  return {
-    freshStatus,
+  /** The last answer while fresh, else a new ping's. */
+  async function status(): Promise<HealthStatus> {
+    const fresh = freshStatus();
+    if (fresh !== undefined) {
+      return fresh;
+    }
+    // One probe at a time; concurrent callers share its answer.
+    const sentAt = deps.clock.now().getTime();
+    probing ??= probe()
+      .then((status) => {
+        last = { status, at: sentAt };
+        return status;
+      })
+      .finally(() => {
+        probing = undefined;
+      });
+    return probing;
+  }
 
-    async databaseStatus(): Promise<HealthStatus> {
-      const fresh = freshStatus();
-      if (fresh !== undefined) {
-        return fresh;
-      }
-      // One probe at a time; concurrent callers share its answer.
-      const sentAt = deps.clock.now().getTime();
-      probing ??= probe()
-        .then((status) => {
-          last = { status, at: sentAt };
-          return status;
-        })
-        .finally(() => {
-          probing = undefined;
-        });
-      return probing;
-    },
-  };
+  // One cache per dependency: the readiness probe keeps Redis's answer with this too.
+  return { freshStatus, status, databaseStatus: status };
 }
 
 export type HealthService = ReturnType<typeof createHealthService>;
