@@ -1,5 +1,6 @@
 // Process entry: config -> storage -> migrations -> app -> listen -> graceful stop.
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { collectStartupGarbage } from './collect-startup-garbage.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
@@ -49,12 +50,32 @@ async function main(): Promise<void> {
     `Haven listening on ${config.publicBaseUrl} (docs: ${config.publicBaseUrl}/docs)`,
   );
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) {
-      return;
-    }
-    stopping = true;
+  const stop = gracefulStop(app, config.shutdownDelayMs, async () => {
+    await storage.close();
+  });
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+/**
+ * The signal handler of a graceful stop, in three steps. 1. Not ready: /health/ready answers
+ * 503 at once while every request is still served, for `delayMs` after SIGTERM, so load
+ * balancers and Kubernetes endpoints stop sending here before anything is refused. 2. Drain:
+ * new requests get 503, those in hand finish (bounded). 3. Close, then exit.
+ * SIGINT (Ctrl-C at a terminal, where no balancer is watching) skips the delay; a second
+ * signal during the delay ends it and drains at once. Once the drain has begun the handlers
+ * are gone, so a further signal ends the process the default way (Ctrl-C twice).
+ */
+function gracefulStop(
+  app: FastifyInstance,
+  delayMs: number,
+  closeStorage: () => Promise<void>,
+): (signal: NodeJS.Signals) => void {
+  let announced = false;
+  let endDelay: (() => void) | undefined;
+  const drainAndExit = async (signal: NodeJS.Signals) => {
+    process.removeListener('SIGTERM', handler);
+    process.removeListener('SIGINT', handler);
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     // In-flight requests get a bounded grace period; then their connections are cut.
     const grace = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
@@ -63,7 +84,7 @@ async function main(): Promise<void> {
       // Answer what is in hand before closing: close() drops connections it deems idle.
       await app.drain(SHUTDOWN_GRACE_MS);
       await app.close();
-      await storage.close();
+      await closeStorage();
       app.log.info('stopped');
       process.exit(0);
     } catch (error) {
@@ -71,8 +92,29 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  const handler = (signal: NodeJS.Signals) => {
+    if (announced) {
+      endDelay?.();
+      return;
+    }
+    announced = true;
+    app.announceStop();
+    if (signal !== 'SIGTERM' || delayMs === 0) {
+      void drainAndExit(signal);
+      return;
+    }
+    app.log.info(
+      { signal, delayMs },
+      'shutting down: not ready, still serving for the shutdown delay',
+    );
+    const timer = setTimeout(() => endDelay?.(), delayMs);
+    endDelay = () => {
+      endDelay = undefined;
+      clearTimeout(timer);
+      void drainAndExit(signal);
+    };
+  };
+  return handler;
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,6 @@
 // `npm run worker`: a process that only runs background jobs (enforcement, webhook
-// deliveries), beside API processes started with WORKERS=off. Several may run at once on
+// deliveries), beside API processes started with WORKERS=off. It answers /metrics and the
+// probes on WORKER_PORT (health/worker-listener.ts). Several may run at once on
 // PostgreSQL; pg-boss hands each job to exactly one of them. Embedded storage has one owner,
 // so on PGlite this runs only while no server holds DATA_DIR.
 import pino from 'pino';
@@ -7,6 +8,7 @@ import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { openStorage } from './db/storage.js';
 import { logDestination, loggerOptions } from './http/request-log.js';
+import { startWorkerListener } from './modules/health/worker-listener.js';
 import { closeServices, createServices } from './modules/wiring.js';
 import { createTelemetry } from './telemetry/telemetry.js';
 
@@ -39,8 +41,19 @@ async function main(): Promise<void> {
     log,
     storage.database.backend === 'postgres',
   );
+  // Listening before any job is taken: a port in use stops the start, not a running worker.
+  const listener = await startWorkerListener({
+    config,
+    ping: storage.database.ping,
+    metrics: telemetry.metrics,
+    clock: systemClock,
+    log,
+  }).catch((error: Error) => fail(`WORKER_PORT ${config.workerPort}: ${error.message}`));
   await services.jobs.start();
-  log.info({ storage: storage.description }, 'Haven worker running');
+  log.info(
+    { storage: storage.description, url: listener.url },
+    `Haven worker running on ${listener.url} (metrics and probes)`,
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -48,9 +61,12 @@ async function main(): Promise<void> {
       return;
     }
     stopping = true;
+    // Not ready first, so whatever watches the probe sees the stop before the jobs end.
+    listener.announceStop();
     log.info({ signal }, 'worker shutting down: finishing jobs in hand');
     try {
       await closeServices(services);
+      await listener.close();
       await storage.close();
       process.exit(0);
     } catch (error) {

@@ -15,7 +15,13 @@ export interface RunningScript {
 export function runScript(script: string, env: Record<string, string>): RunningScript {
   const child = spawn(process.execPath, [`dist/${script}.js`], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // A worker's listener on a free port unless the test names one: workers of tests that
+    // run at once must not meet on the default 8081.
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...(script === 'worker' ? { WORKER_PORT: '0' } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = { stdout: '', stderr: '' };
@@ -57,6 +63,16 @@ export async function startServer(env: Record<string, string>) {
 }
 
 export type RunningServer = Awaited<ReturnType<typeof startServer>>;
+
+/** The worker's line once it runs, naming where its metrics and probes answer. */
+export const WORKER_RUNNING = /Haven worker running on (http:\/\/127\.0\.0\.1:\d+)/;
+
+/** Starts `npm run worker` (its listener on a free port) and resolves with that listener's URL. */
+export async function startWorker(env: Record<string, string>) {
+  const worker = runScript('worker', { LOG_LEVEL: 'info', ...env });
+  const [, url] = await waitForLine(worker, WORKER_RUNNING);
+  return { ...worker, url: url as string };
+}
 
 /** SIGKILL, and wait until the process is gone. */
 export async function killHard(running: RunningScript): Promise<void> {
