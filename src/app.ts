@@ -75,6 +75,7 @@ function fastifyTrustProxy(
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const telemetry = deps.telemetry ?? createTelemetry(config);
+  telemetry.metrics.watchPool(() => deps.database.poolState());
   // pino's lines and the access lines go through one writer, so they keep their order.
   const logStream = deps.logStream ? new LogWriter({ stream: deps.logStream }) : logDestination();
   const access = createAccessLog(config.logLevel, logStream);

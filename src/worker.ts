@@ -30,6 +30,7 @@ async function main(): Promise<void> {
   const storage = await openStorage(config).catch((error: Error) => fail(error.message));
   storage.onIdleError((error) => log.warn({ err: error }, 'database connection lost'));
   const telemetry = createTelemetry(config);
+  telemetry.metrics.watchPool(() => storage.database.poolState());
   const services = await createServices(
     config,
     {

@@ -2,6 +2,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, type KyselyConfig, sql } from 'kysely';
 import pg from 'pg';
+import type { PoolState } from '../telemetry/metrics.js';
 import { readDirectly } from './direct-reads.js';
 import {
   type DatabaseNotifications,
@@ -24,6 +25,12 @@ export interface DatabaseHandle {
   ping(timeoutMs: number): Promise<void>;
   /** LISTEN/NOTIFY on this database (on PostgreSQL, a connection opened on first listen). */
   notifications: DatabaseNotifications;
+  /**
+   * The pool's connections now (the `haven_db_pool_connections` gauge): idle, busy, and
+   * checkouts waiting for one. Read from the pool's own counters, no statement sent; the
+   * LISTEN connection is not the pool's and is not counted.
+   */
+  poolState(): PoolState;
   close(): Promise<void>;
 }
 
@@ -56,6 +63,7 @@ function handleFor(
   db: Db,
   backend: Backend,
   notifications: DatabaseNotifications,
+  poolState: () => PoolState,
   endPool: () => Promise<void>,
 ): DatabaseHandle {
   let closed: Promise<void> | undefined;
@@ -63,6 +71,7 @@ function handleFor(
     db,
     backend,
     notifications,
+    poolState,
     ping: async (timeoutMs) => {
       await withTimeout(sql`select 1`.execute(db), timeoutMs);
     },
@@ -107,7 +116,12 @@ export function connectPostgres(connectionString: string, options: PostgresOptio
   const db = withRequestTransactions(new Kysely<Database>({ dialect, log: options.log }), dialect);
   readDirectly(db, pool, options.log);
   const notifications = postgresNotifications(connectionString, { onLost: onError });
-  return handleFor(db, 'postgres', notifications, async () => {
+  const poolState = (): PoolState => ({
+    idle: pool.idleCount,
+    busy: pool.totalCount - pool.idleCount,
+    waiting: pool.waitingCount,
+  });
+  return handleFor(db, 'postgres', notifications, poolState, async () => {
     if (!pool.ended) {
       await pool.end();
     }
@@ -123,7 +137,13 @@ export function wrapPGlite(
   const dialect = new RequestScopedPostgresDialect({ pool });
   const db = withRequestTransactions(new Kysely<Database>({ dialect, log: options.log }), dialect);
   const notifications = pgliteNotifications(pglite, (run) => pool.exclusively(run));
-  return handleFor(db, 'pglite', notifications, () => pool.end());
+  return handleFor(
+    db,
+    'pglite',
+    notifications,
+    () => pool.state(),
+    () => pool.end(),
+  );
 }
 
 export async function openPGlite(dataDir: string): Promise<DatabaseHandle> {

@@ -3,6 +3,7 @@
 // a time, in order, and a transaction keeps its checkout until it ends.
 import type { PGlite } from '@electric-sql/pglite';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type { PoolState } from '../telemetry/metrics.js';
 
 type QueryResult = PostgresQueryResult<unknown>;
 
@@ -17,6 +18,11 @@ class CheckoutQueue {
       return Promise.resolve();
     }
     return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Whether a checkout is held, and how many wait for it. */
+  state(): { busy: boolean; waiting: number } {
+    return { busy: this.busy, waiting: this.waiting.length };
   }
 
   release(): void {
@@ -79,6 +85,15 @@ export class PGlitePool implements PostgresPool {
       },
     };
     return client as unknown as PostgresPoolClient;
+  }
+
+  /** The one connection, idle or busy, and the checkouts waiting for it (the pool gauge). */
+  state(): PoolState {
+    if (this.ended) {
+      return { idle: 0, busy: 0, waiting: 0 };
+    }
+    const { busy, waiting } = this.queue.state();
+    return { idle: busy ? 0 : 1, busy: busy ? 1 : 0, waiting };
   }
 
   /** Runs `run` while no other checkout is held (PGlite calls outside Kysely, e.g. LISTEN). */
