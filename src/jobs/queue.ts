@@ -18,8 +18,10 @@ import type { Kysely, Transaction } from 'kysely';
 import PgBoss from 'pg-boss';
 import type { DatabaseNotifications } from '../db/notifications.js';
 import type { Database } from '../db/schema.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { bossDatabase } from './boss-database.js';
 import { JOBS_CHANNEL, JOBS_SCHEMA } from './install.js';
+import { countWaitingJobs, runObserved, withTraceContext } from './job-telemetry.js';
 import {
   createRunningJobs,
   type Heartbeat,
@@ -61,6 +63,8 @@ export interface JobQueueOptions {
   pollingIntervalSeconds?: number;
   /** Heartbeat and reaper periods (tests shorten them); LIVENESS otherwise. */
   liveness?: Partial<LivenessTiming>;
+  /** Where runs are counted and traced, and the waiting jobs read from (job-telemetry.ts). */
+  telemetry?: Telemetry;
 }
 
 /** With notifications, the fallback poll: 2 queues, one loop each at 30 s, is ~0.07 tx/s. */
@@ -77,7 +81,8 @@ const SETTLE_CHECK_MS = 20;
 const STOP_TIMEOUT_MS = 10_000;
 
 export function createJobQueue(options: JobQueueOptions) {
-  const { log } = options;
+  const { log, telemetry } = options;
+  telemetry?.metrics.watchWaitingJobs(() => countWaitingJobs(options.db));
   const instanceId = newInstanceId();
   const liveness = { ...LIVENESS, ...options.liveness };
   const running = createRunningJobs();
@@ -156,7 +161,9 @@ export function createJobQueue(options: JobQueueOptions) {
     // Listed by this process's beats from here on: while it beats, nobody takes the job back.
     running.started(job.id);
     try {
-      await handler(job.data, { id: job.id, retryCount: job.retryCount });
+      await runObserved(telemetry, queue, job, (data) =>
+        handler(data, { id: job.id, retryCount: job.retryCount }),
+      );
     } catch (error) {
       // Thrown back to pg-boss, which retries the job on the queue's schedule.
       log.error({ err: error, queue, job_id: job.id }, 'job failed; it will be retried');
@@ -253,7 +260,8 @@ export function createJobQueue(options: JobQueueOptions) {
 
     /** Queues a job; resolves with its id once it is stored. */
     async send(queue: QueueName, data: object, sendOptions: SendOptions = {}): Promise<string> {
-      const id = await boss.send(queue, data, {
+      // The trace it is queued in goes with it: its run continues that trace.
+      const id = await boss.send(queue, withTraceContext(data, telemetry), {
         startAfter: sendOptions.startAfterSeconds,
         db: sendOptions.trx ? bossDatabase(sendOptions.trx) : undefined,
       });
