@@ -3,6 +3,7 @@
 // results a parent can act on. The partner module supplies the API client and the mapping.
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
 import type { AdapterInput, PlatformAdapter, PlatformResult } from '../enforcement/adapter.js';
 import {
   converge,
@@ -54,6 +55,8 @@ export interface PartnerDefinition {
     credentials: PartnerCredentials,
     baseUrl: string,
     tuning: PartnerHttpTuning,
+    /** Where each call is counted and traced (partner-http.ts). */
+    telemetry?: Telemetry,
   ): PartnerClient;
 }
 
@@ -117,10 +120,17 @@ export function refusalMessage(
 
 export function createLivePartner(
   definition: PartnerDefinition,
-  deps: { db: Db; clock: Clock; baseUrl: string; tuning: PartnerHttpTuning; instance: LeaseHolder },
+  deps: {
+    db: Db;
+    clock: Clock;
+    baseUrl: string;
+    tuning: PartnerHttpTuning;
+    instance: LeaseHolder;
+    telemetry?: Telemetry;
+  },
 ): LivePartner {
   const clientFor = (credentials: PartnerCredentials) =>
-    definition.client(credentials, deps.baseUrl, deps.tuning);
+    definition.client(credentials, deps.baseUrl, deps.tuning, deps.telemetry);
   const busyMessage = `another enforcement of this ${definition.name} profile is still running; this one gave up waiting after ${LEASE_WAIT_MS / 1000} s`;
 
   /**

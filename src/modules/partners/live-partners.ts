@@ -2,6 +2,7 @@
 // A catalog platform is `compliant` only while it is listed here (platforms.test.ts).
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
 import { CONTROLD } from './controld/client.js';
 import {
   createLivePartner,
@@ -32,6 +33,8 @@ export function createLivePartners(deps: {
   tuning?: PartnerHttpTuning;
   /** This process, as its heartbeat names it (a profile's lease records who holds it). */
   instance: LeaseHolder;
+  /** Where partner calls are counted and traced. */
+  telemetry?: Telemetry;
 }): LivePartners {
   const urls: Record<string, string> = { ...deps.urls };
   return new Map(
@@ -43,6 +46,7 @@ export function createLivePartners(deps: {
         baseUrl: urls[definition.platformId] as string,
         tuning: deps.tuning ?? {},
         instance: deps.instance,
+        telemetry: deps.telemetry,
       }),
     ]),
   );

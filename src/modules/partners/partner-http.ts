@@ -2,6 +2,15 @@
 // retries with backoff for what may pass (429, 5xx, a timeout, a dropped connection) that
 // honour the partner's Retry-After, and the partner's answer sorted into what the adapter
 // must do about it. Credentials travel in headers only and are never part of an error.
+//
+// Each attempt is counted and timed by platform and outcome (CONTRACT.md §13) and, with
+// tracing on, is a CLIENT span of its own (a child of the job's span) whose `traceparent` the
+// request carries. The span names the partner's host, the method and the answer's status;
+// never the path (it holds the parent's profile id) nor a header.
+import { SpanKind } from '@opentelemetry/api';
+import type { PartnerCallOutcome } from '../../telemetry/metrics.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
+import { SpanStatusCode } from '../../telemetry/tracing.js';
 
 /** Why a partner call did not succeed, as the adapter acts on it. */
 export type PartnerErrorKind =
@@ -29,6 +38,10 @@ export class PartnerError extends Error {
 export interface PartnerHttpOptions {
   /** The partner's display name, used in messages ("NextDNS answered 503: …"). */
   partner: string;
+  /** The platform id (`nextdns`), as metrics and spans name the partner. */
+  platform: string;
+  /** Where each attempt is counted and traced; none in tests of the client alone. */
+  telemetry?: Telemetry;
   baseUrl: string;
   headers: Record<string, string>;
   /** Bound on one attempt (CONTRACT §10.4 issue: 10 s a call). */
@@ -93,11 +106,18 @@ export type PartnerHttp = <T = unknown>(method: string, path: string, body?: unk
 
 export function createPartnerHttp(options: PartnerHttpOptions): PartnerHttp {
   const base = options.baseUrl.replace(/\/+$/, '');
+  const { platform, telemetry } = options;
 
-  async function attempt(method: string, path: string, body: unknown) {
+  async function attempt(
+    method: string,
+    path: string,
+    body: unknown,
+    traceHeaders: Record<string, string>,
+  ) {
     const response = await fetch(`${base}${path}`, {
       method,
       headers: {
+        ...traceHeaders,
         accept: 'application/json',
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...options.headers,
@@ -109,12 +129,73 @@ export function createPartnerHttp(options: PartnerHttpOptions): PartnerHttp {
     return { response, body: await readBody(response) };
   }
 
+  /** One attempt, counted, timed and (with tracing on) inside its CLIENT span. */
+  function observedAttempt(method: string, path: string, body: unknown, resendCount: number) {
+    if (!telemetry?.tracing.enabled) {
+      return measured(method, path, body, {});
+    }
+    const { tracing } = telemetry;
+    const url = new URL(base);
+    return tracing.inSpan(
+      `${method} ${platform}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'http.request.method': method,
+          'server.address': url.hostname,
+          'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+          'url.scheme': url.protocol.slice(0, -1),
+          'haven.partner.platform': platform,
+          ...(resendCount > 0 ? { 'http.request.resend_count': resendCount } : {}),
+        },
+      },
+      async (span) => {
+        const traceHeaders: Record<string, string> = {};
+        tracing.inject(traceHeaders);
+        return measured(method, path, body, traceHeaders, (outcome, status) => {
+          span.setAttribute('haven.partner.outcome', outcome);
+          if (status !== undefined) {
+            span.setAttribute('http.response.status_code', status);
+          }
+          if (outcome !== 'ok') {
+            span.setAttribute('error.type', status === undefined ? outcome : String(status));
+            span.setStatus({ code: SpanStatusCode.ERROR });
+          }
+        });
+      },
+    );
+  }
+
+  async function measured(
+    method: string,
+    path: string,
+    body: unknown,
+    traceHeaders: Record<string, string>,
+    describe?: (outcome: PartnerCallOutcome, status: number | undefined) => void,
+  ) {
+    const started = performance.now();
+    let outcome: PartnerCallOutcome = 'unavailable';
+    let status: number | undefined;
+    try {
+      const answer = await attempt(method, path, body, traceHeaders);
+      status = answer.response.status;
+      outcome = answer.response.ok ? 'ok' : kindOf(status);
+      return answer;
+    } catch (error) {
+      outcome = (error as Error).name === 'TimeoutError' ? 'timeout' : 'unavailable';
+      throw error;
+    } finally {
+      telemetry?.metrics.partnerCall(platform, outcome, (performance.now() - started) / 1000);
+      describe?.(outcome, status);
+    }
+  }
+
   return async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
     let last: PartnerError | undefined;
     for (let attemptNo = 0; attemptNo <= options.maxRetries; attemptNo++) {
       let wait: number | undefined;
       try {
-        const answer = await attempt(method, path, body);
+        const answer = await observedAttempt(method, path, body, attemptNo);
         if (answer.response.ok) {
           return answer.body as T;
         }

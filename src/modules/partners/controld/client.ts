@@ -3,6 +3,8 @@
 // listing (GET /profiles), its filters, services, custom rules (the root folder and each rule
 // folder) and default rule from their own lists, and the changes converge.ts asks for, each as
 // one call. What the documentation leaves open is in docs/decisions.md ("NextDNS and Control D").
+
+import type { Telemetry } from '../../../telemetry/telemetry.js';
 import type { ProfileSnapshot, ProfileWriter } from '../converge.js';
 import type { PartnerClient, PartnerCredentials, PartnerDefinition } from '../live-adapter.js';
 import {
@@ -60,9 +62,12 @@ export function controldClient(
   credentials: PartnerCredentials,
   baseUrl: string,
   tuning: PartnerHttpTuning,
+  telemetry?: Telemetry,
 ): PartnerClient {
   const http = createPartnerHttp({
     partner: 'Control D',
+    platform: 'controld',
+    telemetry,
     baseUrl,
     headers: { authorization: `Bearer ${credentials.api_token}` },
     ...PARTNER_HTTP_DEFAULTS,

@@ -1,6 +1,8 @@
 // NextDNS over its public API (https://nextdns.github.io/api/): the profile read as one
 // document, and the changes converge.ts asks for, each as the smallest call that makes it.
 // What the documentation leaves open is in docs/decisions.md ("NextDNS and Control D").
+
+import type { Telemetry } from '../../../telemetry/telemetry.js';
 import type { ProfileSnapshot, ProfileWriter } from '../converge.js';
 import type { PartnerClient, PartnerCredentials, PartnerDefinition } from '../live-adapter.js';
 import {
@@ -99,9 +101,12 @@ export function nextdnsClient(
   credentials: PartnerCredentials,
   baseUrl: string,
   tuning: PartnerHttpTuning,
+  telemetry?: Telemetry,
 ): PartnerClient {
   const http = createPartnerHttp({
     partner: 'NextDNS',
+    platform: 'nextdns',
+    telemetry,
     baseUrl,
     headers: { 'x-api-key': credentials.api_key as string },
     ...PARTNER_HTTP_DEFAULTS,
