@@ -8,10 +8,12 @@ import type { Db } from '../../db/connect.js';
 import type { ChangeRunner } from '../../db/transaction-effects.js';
 import type { JobHandler, JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
 import { systemActor } from '../audit/actor.js';
 import type { CredentialCipher } from '../connections/credential-cipher.js';
 import type { DeliveryJob, DeliveryQueue } from './delivery-queue.js';
 import { type PostOutcome, postSigned, type TargetRules } from './delivery-request.js';
+import { observedAttempt } from './delivery-telemetry.js';
 import { secretBinding, signMessage } from './signing.js';
 import {
   type DeliveryRow,
@@ -64,6 +66,7 @@ export function createDeliveryWorker(deps: {
   cipher: CredentialCipher;
   target: TargetRules;
   retryDelaysSeconds: readonly number[];
+  telemetry?: Telemetry;
 }): JobHandler<DeliveryJob> {
   const { db, clock } = deps;
 
@@ -165,18 +168,28 @@ export function createDeliveryWorker(deps: {
       });
       return;
     }
-    let outcome: PostOutcome;
-    try {
-      const headers = signMessage(
-        await secretOf(webhook.id),
-        attempt.message_id,
-        clock.now(),
-        attempt.payload,
-      );
-      outcome = await postSigned(webhook.url, attempt.payload, { ...headers }, deps.target);
-    } catch (error) {
-      outcome = { kind: 'failed', error: (error as Error).message };
-    }
+    const outcome = await observedAttempt(
+      deps.telemetry,
+      { url: webhook.url, event: attempt.event, attempt: attempt.attempt },
+      async (traceHeaders): Promise<PostOutcome> => {
+        try {
+          const headers = signMessage(
+            await secretOf(webhook.id),
+            attempt.message_id,
+            clock.now(),
+            attempt.payload,
+          );
+          return await postSigned(
+            webhook.url,
+            attempt.payload,
+            { ...traceHeaders, ...headers },
+            deps.target,
+          );
+        } catch (error) {
+          return { kind: 'failed', error: (error as Error).message };
+        }
+      },
+    );
     await record(attempt, webhook, outcome);
   };
 }

@@ -7,6 +7,7 @@ import type { Db } from '../../db/connect.js';
 import type { ChangeRunner } from '../../db/transaction-effects.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { QUEUES } from '../../jobs/queues.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
 import type { CredentialCipher } from '../connections/credential-cipher.js';
 import type { EventHub } from '../events/hub.js';
 import type { FamiliesService } from '../families/service.js';
@@ -42,6 +43,8 @@ export function createWebhooks(deps: {
   >;
   cipher: CredentialCipher;
   writes: ChangeRunner;
+  /** Each attempt counted and, with tracing on, a CLIENT span sending its `traceparent`. */
+  telemetry?: Telemetry;
   tuning?: WebhookTuning;
 }) {
   const { db, clock, jobs, tuning = {} } = deps;
@@ -58,6 +61,7 @@ export function createWebhooks(deps: {
       queue,
       jobs,
       cipher: deps.cipher,
+      telemetry: deps.telemetry,
       target: { publicOnly, resolve, timeoutMs: tuning.timeoutMs ?? DELIVERY_TIMEOUT_MS },
       retryDelaysSeconds: tuning.retryDelaysSeconds ?? RETRY_DELAYS_SECONDS,
     }),
