@@ -116,7 +116,8 @@ export function createMetrics(options: MetricsOptions = {}) {
   });
   const ageChanges = new CounterMetric({
     name: 'haven_age_changes_total',
-    help: 'Children whose age band changed on a birthday or who came of age, applied by this process.',
+    help:
+      'Children whose age in force changed on a birthday (a child.age_changed or child.came_of_age), applied by this process.',
     registers,
   });
 

@@ -14,6 +14,7 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connect.js';
 import type { Change, ChangeRunner } from '../../db/transaction-effects.js';
+import type { Metrics } from '../../telemetry/metrics.js';
 import { systemActor } from '../audit/actor.js';
 import {
   type AgeChangeScope,
@@ -59,6 +60,8 @@ export function createAgesService(deps: {
   clock: Clock;
   writes: ChangeRunner;
   policies: Pick<PoliciesService, 'rederiveForAge'>;
+  /** Counts the ages a run applied (`haven_age_changes_total`), once their batch commits. */
+  metrics?: Pick<Metrics, 'ageChanged'>;
 }) {
   /**
    * Applies the effective age the child has at `at` (the child is locked by the caller's
@@ -121,7 +124,9 @@ export function createAgesService(deps: {
    */
   async function applyDue(scope: AgeChangeScope, limit = AGE_CHANGES_PER_TRANSACTION) {
     const actor = systemActor(scope.clock === 'real' ? 'age run' : 'test clock');
-    return deps.writes.run(async (change) => {
+    let changed = 0;
+    const claimed = await deps.writes.run(async (change) => {
+      changed = 0;
       const children = await claimDueChildren(change.trx, scope, limit);
       for (const child of children) {
         const at = startOf(child.next_age_change_on);
@@ -133,6 +138,7 @@ export function createAgesService(deps: {
           scope.clock === 'real' ? deps.clock.now() : at,
         );
         if (applied) {
+          changed++;
           change.audit({
             familyId: child.family_id,
             actor,
@@ -144,6 +150,8 @@ export function createAgesService(deps: {
       }
       return children.length;
     });
+    deps.metrics?.ageChanged(changed);
+    return claimed;
   }
 
   return { applyAge, applyDue };
