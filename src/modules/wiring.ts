@@ -158,6 +158,7 @@ export async function createServices(
     runWorkers: config.workers === 'inline',
     notifications,
     pollingIntervalSeconds: tuning.jobPollingIntervalSeconds,
+    telemetry,
   });
   const events = createEventHub({ clock: deps.clock });
   // Every change's events are handed to their subscribers inside the change's transaction.
@@ -203,7 +204,7 @@ export async function createServices(
     writes,
     changes: policyChanges,
   });
-  const ages = createAgesService({ ...deps, writes, policies });
+  const ages = createAgesService({ ...deps, writes, policies, metrics: telemetry.metrics });
   const ageSignals = createAgeSignalsService({
     ...deps,
     writes,
@@ -259,6 +260,7 @@ export async function createServices(
     instance: { id: jobs.instanceId, staleSeconds: jobs.staleSeconds },
     urls: config.partnerApiUrls,
     tuning: tuning.partnerHttp,
+    telemetry,
   });
   const connections = createConnectionsService({
     ...deps,
@@ -278,6 +280,7 @@ export async function createServices(
     families,
     cipher,
     writes,
+    telemetry,
     tuning: {
       retryDelaysSeconds: tuning.webhookRetryDelaysSeconds,
       timeoutMs: tuning.webhookTimeoutMs,
