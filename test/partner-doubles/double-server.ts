@@ -45,6 +45,8 @@ export abstract class DoubleServer {
   readonly faults: Fault[] = [];
   /** Every request served, as `METHOD /path` (for counting calls, never for asserting state). */
   readonly requests: string[] = [];
+  /** The headers of every request served, beside its `METHOD /path` (trace headers, say). */
+  readonly received: Array<{ line: string; headers: IncomingMessage['headers'] }> = [];
   /** Every request answered 405 because no documented route takes it, as `METHOD /path`. */
   readonly undocumented: string[] = [];
 
@@ -107,6 +109,7 @@ export abstract class DoubleServer {
     const path = (req.url ?? '/').split('?')[0] as string;
     const line = `${req.method} ${path}`;
     this.requests.push(line);
+    this.received.push({ line, headers: req.headers });
     const fault = this.takeFault(line);
     if (fault?.hangMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, fault.hangMs));
