@@ -2,7 +2,8 @@
 // show them (CONTRACT.md §13): one count per attempt and per run, a run that throws counted
 // failed, the jobs waiting per queue, the pool's connections; with tracing on, a delivery's
 // job span in the trace of the request whose change caused the message and its POST a CLIENT
-// span whose `traceparent` the receiver gets; with tracing off, no `traceparent` at all.
+// span whose `traceparent` the receiver gets, and a delivery the real clock's age run caused
+// the root of a trace of its own; with tracing off, no `traceparent` at all.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/app.js';
@@ -254,7 +255,8 @@ describe('webhook deliveries, traced', () => {
       await buildTestApp({
         clock: new TestClock(new Date()),
         env: tracingEnv(endpoint),
-        tuning: { ...FAST },
+        // The real clock's age run looks often: its birthdays are the timer's work below.
+        tuning: { ...FAST, ageRunPeriodMs: 200 },
       }),
     );
   });
@@ -330,5 +332,35 @@ describe('webhook deliveries, traced', () => {
     const posted = receiver.ofType('child.created');
     expect(posted).toHaveLength(1);
     expect(posted[0]?.headers.traceparent).toBe(`00-${traceId}-${client.spanId}-01`);
+  });
+
+  it("roots a job queued by a timer's work (the real clock's age run) in a trace of its own", async () => {
+    const webhook = await register(f, receiver.url, ['child.age_changed']);
+    // Born tomorrow, 12 years ago (a multiple of 4: 29 February stays a date).
+    const tomorrow = new Date(f.t.clock.now().getTime() + 86_400_000);
+    const birthDate = `${tomorrow.getUTCFullYear() - 12}${tomorrow.toISOString().slice(4, 10)}`;
+    const created = await f.t.app.inject({
+      method: 'POST',
+      url: `/api/v1/families/${f.familyId}/children`,
+      headers: f.who.auth,
+      payload: { name: 'Birthday', birth_date: birthDate },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    f.t.clock.advance(86_400_000);
+    await settled(f, webhook, 1);
+
+    const { job, client } = await otlp.waitFor((spans) => {
+      const client = spans.find(
+        (s) =>
+          s.name === 'POST webhook' && s.attributes['haven.webhook.event'] === 'child.age_changed',
+      );
+      const job = client && spans.find((s) => s.spanId === client.parentSpanId);
+      return job ? { job, client } : undefined;
+    }, "the birthday delivery's spans");
+    expect(job.name).toBe(`job ${QUEUES.webhookDelivery}`);
+    expect(job.parentSpanId).toBe('');
+    expect(job.traceId).not.toBe(traceId);
+    const posted = receiver.ofType('child.age_changed');
+    expect(posted[0]?.headers.traceparent).toBe(`00-${client.traceId}-${client.spanId}-01`);
   });
 });
