@@ -2,9 +2,15 @@
 //   set-tier <orgId> <tier> [rpm]                          an org's tier and per-minute limit
 //   set-advisor-tier <did> <verified|provisional>          promote or demote a trust-list entry
 //   set-advisor-status <did> <active|suspended|revoked>    suspend, revoke or restore it
+//   reseal-credentials                                     finish a CREDENTIALS_KEY rotation
 // The trust-list commands re-issue the list; servers on the same PostgreSQL database serve
 // the new issue within a second (Redis notification, else their version check). A change to
 // an org (or to an org's advisor) is on the org's audit chain, by the actor `operator`.
+// reseal-credentials seals every credential, webhook secret and erasure release material
+// sealed with an older key again with CREDENTIALS_KEY's first, while servers run (a value a
+// server rewrites meanwhile is kept); it prints counts per kind, and fails naming the kinds
+// that hold values sealed with a key no longer configured. It changes nothing a family or an
+// org sees (the values in the clear stay the same), so it writes no audit entry.
 import pino from 'pino';
 import { createInvalidationBus } from '../cache/invalidation-bus.js';
 import { systemClock } from '../clock.js';
@@ -12,6 +18,12 @@ import { type Config, ConfigError, DID_PATTERN, loadConfig } from '../config.js'
 import type { Db } from '../db/connect.js';
 import { openStorage } from '../db/storage.js';
 import { createAuditedWrites } from '../modules/audit/audited-writes.js';
+import {
+  describeCounts,
+  describeProblems,
+  resealCredentials,
+  resealKeys,
+} from '../modules/connections/reseal.js';
 import { changeTrustListEntry } from '../modules/federation/advisors-service.js';
 import type { EntryStatus, EntryTier } from '../modules/federation/entries-store.js';
 import { loadStewardKey } from '../modules/federation/keys.js';
@@ -22,7 +34,7 @@ import { createUsersService } from '../modules/users/service.js';
 const USAGE =
   'usage: npm run admin -- set-tier <orgId> <tier> [rpm] | ' +
   'set-advisor-tier <did> <verified|provisional> | ' +
-  'set-advisor-status <did> <active|suspended|revoked>';
+  'set-advisor-status <did> <active|suspended|revoked> | reseal-credentials';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TIERS: EntryTier[] = ['verified', 'provisional'];
 const STATUSES: EntryStatus[] = ['active', 'suspended', 'revoked'];
@@ -33,6 +45,16 @@ function fail(message: string): never {
 }
 
 type Command = (db: Db, config: Config) => Promise<string>;
+
+/** A command that did part of its work: what it did (printed), then why it did not finish. */
+class PartlyDone extends Error {
+  constructor(
+    readonly output: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 function setTier(args: string[]): Command {
   const [orgId = '', tier = '', rpmText] = args;
@@ -103,11 +125,26 @@ function setEntry(field: 'tier' | 'status', allowed: string[], args: string[]): 
   };
 }
 
+function resealAll(args: string[]): Command {
+  if (args.length > 0) {
+    fail(USAGE);
+  }
+  return async (db, config) => {
+    const counts = await resealCredentials(db, await resealKeys(db, config.credentialKeys));
+    const problems = describeProblems(counts);
+    if (problems !== undefined) {
+      throw new PartlyDone(describeCounts(counts), problems);
+    }
+    return describeCounts(counts);
+  };
+}
+
 const [name, ...args] = process.argv.slice(2);
 const commands: Record<string, () => Command> = {
   'set-tier': () => setTier(args),
   'set-advisor-tier': () => setEntry('tier', TIERS, args),
   'set-advisor-status': () => setEntry('status', STATUSES, args),
+  'reseal-credentials': () => resealAll(args),
 };
 const make = name === undefined ? undefined : commands[name];
 if (!make) {
@@ -122,6 +159,9 @@ try {
   storage = await openStorage(config);
   process.stdout.write(`${await command(storage.database.db, config)}\n`);
 } catch (error) {
+  if (error instanceof PartlyDone) {
+    process.stdout.write(`${error.output}\n`);
+  }
   failure = error instanceof ConfigError ? error.message : (error as Error).message;
 } finally {
   await storage?.close();

@@ -38,3 +38,13 @@ export async function loadServiceSecret(
     .executeTakeFirstOrThrow();
   return Buffer.from(row.value);
 }
+
+/** The secret called `name` if it was ever made (nothing is made here). */
+export async function findServiceSecret(db: Db, name: string): Promise<Buffer | undefined> {
+  const row = await db
+    .selectFrom('service_secrets')
+    .select('value')
+    .where('name', '=', name)
+    .executeTakeFirst();
+  return row ? Buffer.from(row.value) : undefined;
+}

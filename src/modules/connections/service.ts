@@ -8,7 +8,7 @@ import type { Clock } from '../../clock.js';
 import type { AppEnv } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { loadServiceSecret } from '../../db/service-secrets.js';
+import { findServiceSecret, loadServiceSecret } from '../../db/service-secrets.js';
 import type { ChangeRunner } from '../../db/transaction-effects.js';
 import {
   BadRequestError,
@@ -64,6 +64,9 @@ function connectionChanges(
   };
 }
 
+/** The service secret holding the key a sandbox without CREDENTIALS_KEY generated. */
+const GENERATED_KEY = 'credentials-key';
+
 /**
  * The key that seals credentials and webhook secrets: CREDENTIALS_KEY, or in the sandbox one
  * generated once and kept in the database. Production does not start without CREDENTIALS_KEY
@@ -79,7 +82,12 @@ export async function loadCredentialCipher(
   if (options.appEnv !== 'sandbox') {
     throw new Error('CREDENTIALS_KEY is required when APP_ENV=production');
   }
-  return createCredentialCipher([await loadServiceSecret(db, 'credentials-key')]);
+  return createCredentialCipher([await loadServiceSecret(db, GENERATED_KEY)]);
+}
+
+/** The key a sandbox generated before it was given CREDENTIALS_KEY, if it ever did. */
+export function findGeneratedCredentialKey(db: Db): Promise<Buffer | undefined> {
+  return findServiceSecret(db, GENERATED_KEY);
 }
 
 export function createConnectionsService(deps: {
