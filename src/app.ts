@@ -215,7 +215,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     healthFastPath({
       health,
       environment: config.appEnv,
-      draining: () => app.draining,
+      stopping: () => app.stopping,
     }),
   );
   await registerProbes(app, {

@@ -120,6 +120,7 @@ describe(`probes of real processes (${postgres ? 'PostgreSQL' : 'embedded storag
       const write = await call(server.url, 'POST', '/api/v1/families', { name: 'In the delay' });
       expect(write.status, JSON.stringify(write.body)).toBe(201);
       expect((await probe(`${server.url}/health/live`)).status).toBe(200);
+      expect((await probe(`${server.url}/health`)).body.status).toBe('draining');
 
       expect(await exitWithin(server, 30_000)).toBe(0);
       expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(2_000);

@@ -1,7 +1,7 @@
 // GET /health answered ahead of Fastify (see http/fast-path.ts) while the last database
-// ping is fresh (under a second old) and said `ok`, and the instance is not draining: load
+// ping is fresh (under a second old) and said `ok`, and the instance is not stopping: load
 // balancers probe it constantly, and routing, hooks and a log line per probe would cost many
-// times the answer. Anything else (a stale or failed ping, draining, HEAD, a query string)
+// times the answer. Anything else (a stale or failed ping, stopping, HEAD, a query string)
 // goes through the route, which pings and so refreshes what this path reads.
 import { answerFast, type FastPathHandler } from '../../http/fast-path.js';
 import type { HealthService } from './service.js';
@@ -11,7 +11,8 @@ const HEALTH_PATH = '/health';
 export function healthFastPath(options: {
   health: Pick<HealthService, 'freshStatus'>;
   environment: string;
-  draining(): boolean;
+  /** From SIGTERM on (the shutdown delay included), /health answers `draining`. */
+  stopping(): boolean;
 }): FastPathHandler {
   // The route's 200 body, in its schema's field order, serialised once.
   const body = JSON.stringify({
@@ -27,7 +28,7 @@ export function healthFastPath(options: {
         request.url !== HEALTH_PATH ||
         request.method !== 'GET' ||
         options.health.freshStatus() !== 'ok' ||
-        options.draining()
+        options.stopping()
       ) {
         return false;
       }

@@ -92,8 +92,11 @@ describe('GET /health/ready while the instance stops', () => {
       });
       // Everything else is still served: this is the window balancers need to notice.
       expect((await t.app.inject({ url: '/api/v1/families', headers: who })).statusCode).toBe(200);
-      expect((await t.app.inject({ url: '/health' })).statusCode).toBe(200);
       expect((await t.app.inject({ url: '/health/live' })).statusCode).toBe(200);
+      // /health, which balancers read too, says so from the same moment.
+      const health = await t.app.inject({ url: '/health' });
+      expect(health.statusCode).toBe(503);
+      expect(health.json()).toMatchObject({ status: 'draining', database: 'ok' });
 
       await t.app.drain(1_000);
       const drained = await t.app.inject({ url: '/health/ready' });
@@ -186,6 +189,10 @@ describe('the probes over a socket: answered ahead of the router', () => {
         draining: true,
       });
       expect((await fetch(`${t.baseUrl}/health/live`)).status).toBe(200);
+      // /health's fast path leaves it to the route, which says `draining`.
+      const health = await fetch(`${t.baseUrl}/health`);
+      expect(health.status).toBe(503);
+      expect(((await health.json()) as { status: string }).status).toBe('draining');
     } finally {
       await t.close();
     }

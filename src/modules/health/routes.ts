@@ -16,7 +16,8 @@ const HealthUnavailable = Type.Object({
   status: Type.Union([Type.Literal('unavailable'), Type.Literal('draining')], {
     description:
       '`unavailable`: the database does not answer; `draining`: the instance is stopping ' +
-      '(graceful shutdown) and takes no new work; send traffic elsewhere',
+      '(graceful shutdown; it still serves during SHUTDOWN_DELAY_SECONDS, then takes no new ' +
+      'work); send traffic elsewhere',
   }),
   error: Type.String(),
   message: Type.String(),
@@ -42,7 +43,9 @@ export function healthRoutes(service: HealthService, environment: string) {
       },
       async (_request, reply) => {
         const database = await service.databaseStatus();
-        if (app.draining) {
+        // From SIGTERM on, the shutdown delay included: a balancer reading /health moves its
+        // traffic away while this instance still serves it.
+        if (app.stopping) {
           return reply.code(503).send({
             status: 'draining' as const,
             ...errorEnvelope(503, DRAINING_MESSAGE),
