@@ -11,12 +11,39 @@
 // 4. every committed change's event reached the webhook under exactly one `webhook-id`
 //    (redeliveries of one message allowed), signed the Standard Webhooks way;
 // 5. the three instances count an org's requests in one bucket (Redis).
+// Observed through GET /metrics, scraped from every process (APIs and workers) all along:
+// 6. each surviving API counted exactly the requests the balancer sent it (scrapes and probes
+//    aside; the killed one's counters die with it);
+// 7. after the kill, a wave of writes with nothing else in flight: the live workers' job and
+//    delivery counters grow by what the database shows completed and attempted, and the
+//    deliveries that succeeded are the ones the receiver got;
+// 8. an API stopped with SIGTERM (SHUTDOWN_DELAY_SECONDS) answers /health/ready 503 while the
+//    balancer's requests are still served and counted, then exits 0.
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUES } from '../src/jobs/queues.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import {
+  balancedRequests,
+  countedWork,
+  jobsPending,
+  MetricsWatch,
+  scrapeProcess,
+  type WatchedInstance,
+  type WorkCounts,
+  workCounts,
+  workDelta,
+} from './instance-metrics.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
-import { killHard, type RunningScript, runScript, waitForLine } from './server-process.js';
+import {
+  killHard,
+  type RunningScript,
+  runScript,
+  WORKER_RUNNING,
+  waitForLine,
+} from './server-process.js';
+import { eventually } from './tcp-proxy.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
 const redisUrl = process.env.REDIS_URL ?? '';
@@ -46,7 +73,13 @@ const ORG_LIMIT = 100;
 const BURST = 150;
 const TERMINAL = new Set(['completed', 'partial', 'failed']);
 /** The runner's bound, for a hang only: the test's own waits have deadlines of their own. */
-const PROCESS_TIMEOUT_MS = 240_000;
+const PROCESS_TIMEOUT_MS = 300_000;
+/** How often every process's /metrics is scraped while the run goes on. */
+const SCRAPE_EVERY_MS = 1_000;
+/** The APIs' SHUTDOWN_DELAY_SECONDS: not ready, still serving, before the drain. */
+const STOP_DELAY_SECONDS = 5;
+/** The queues whose work the workers' counters are set against the database. */
+const WATCHED_QUEUES: string[] = [QUEUES.enforcement, QUEUES.webhookDelivery];
 
 /** This run's names: rate-limit buckets and sandbox sessions in Redis outlive a run. */
 const RUN = randomBytes(4).toString('hex');
@@ -152,6 +185,7 @@ describe.skipIf(!shared)(
         REDIS_URL: redisUrl,
         WORKERS: 'off',
         TRUST_PROXY: 'true',
+        SHUTDOWN_DELAY_SECONDS: String(STOP_DELAY_SECONDS),
       };
       const workerEnv = { DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'info' };
       // Started together; each is kept as soon as it runs, so afterAll stops it whatever fails.
@@ -169,7 +203,8 @@ describe.skipIf(!shared)(
         ...Array.from({ length: WORKERS }, async () => {
           const worker = runScript('worker', workerEnv);
           workers.push(worker);
-          await waitForLine(worker, /Haven worker running/);
+          const [, listening] = await waitForLine(worker, WORKER_RUNNING);
+          urls.set(worker, listening as string);
           return worker;
         }),
       ]);
@@ -314,6 +349,16 @@ describe.skipIf(!shared)(
           }
           throw new Error(`GET ${path}: ${last}`);
         }
+
+        // Every process scraped from before the first request to the end of the settle.
+        const urlOf = (running: RunningScript) => urls.get(running) as string;
+        const requestsAtStart = new Map<RunningScript, number>();
+        for (const api of apis) {
+          requestsAtStart.set(api, balancedRequests(await scrapeProcess(urlOf(api))));
+        }
+        const answeredAtStart = lb.upstreams.map((upstream) => upstream.answered);
+        const watch = new MetricsWatch([...apis, ...workers].map(urlOf));
+        watch.start(SCRAPE_EVERY_MS);
 
         // ---- Setup, through the balancer, all three instances live. ----
         const setupStart = Date.now();
@@ -746,6 +791,7 @@ describe.skipIf(!shared)(
           report = await examine();
         }
         const settledAt = Date.now();
+        await watch.stop();
 
         // ---- The account of the run, then the assertions. ----
         const byKind = (kind: Kind) => writes.filter((w) => w.kind === kind);
@@ -838,6 +884,231 @@ describe.skipIf(!shared)(
             `a burst of ${BURST} on one org key across ${APIS} instances`,
           )
           .toEqual({ allowed: ORG_LIMIT, limited: BURST - ORG_LIMIT, other: [], instances: APIS });
+
+        // ---- Observed through /metrics. ----
+        const db = (database as TestDatabase).handle.db;
+        const survivors = apis.filter((api) => api !== killedApi);
+        const liveWorkers = workers.filter((worker) => worker !== killedWorker);
+        const nameOf = (running: RunningScript) =>
+          apis.includes(running)
+            ? `api ${apis.indexOf(running)}`
+            : `worker ${workers.indexOf(running)}`;
+
+        // Every process answered its scrapes all along (the killed ones until they died), and
+        // no count of requests ever went down.
+        const scrapes = [...apis, ...workers].map((running) => {
+          const watched = watch.instances.get(urlOf(running)) as WatchedInstance;
+          const killed = running === killedApi || running === killedWorker;
+          return {
+            process: nameOf(running),
+            scrapes: watched.ok,
+            failedAlive: killed ? 0 : watched.failed,
+            wentDown: watched.requests.some((count, i) => count < (watched.requests[i - 1] ?? 0)),
+            lastError: killed ? undefined : watched.lastError,
+          };
+        });
+        expect
+          .soft(
+            scrapes.filter((s) => s.scrapes < 3 || s.failedAlive > 0 || s.wentDown),
+            'processes not scraped at least 3 times, failing scrapes while alive, or counts going down',
+          )
+          .toEqual([]);
+
+        // 7. Jobs and deliveries, in a wave after the kill: one worker left, and each side of
+        // the count read while no job of the queues runs (a run is counted a moment before the
+        // database shows it finished).
+        const quiet = (what: string) =>
+          eventually(
+            async () => (await jobsPending(db, WATCHED_QUEUES, 30)) === 0,
+            what,
+            SETTLE_MS,
+          );
+        const workerCounts = async () =>
+          countedWork(
+            await Promise.all(liveWorkers.map((worker) => scrapeProcess(urlOf(worker)))),
+            WATCHED_QUEUES,
+          );
+        await quiet("the run's jobs to end before the wave");
+        const waveStart = {
+          database: await workCounts(db, WATCHED_QUEUES),
+          counted: await workerCounts(),
+          received: receiver.received.length,
+        };
+        const waveWrites = clients.flatMap((client) => {
+          const enforce = newWrite(
+            client.index,
+            -1,
+            'enforce',
+            'POST',
+            `/api/v1/children/${client.childId}/enforce`,
+            {},
+            `enforce ${client.childId}`,
+          );
+          const rule = newWrite(
+            client.index,
+            -1,
+            'rule',
+            'PUT',
+            `/api/v1/policies/${client.policyId}/rules/${RULE}`,
+            { enabled: true, config: { daily_minutes: 1_000 } },
+            `${client.policyId} ${RULE}=1000`,
+          );
+          return [enforce, rule].map((write) => {
+            write.key = `${RUN}-wave-${client.index}-${write.kind}`;
+            return write;
+          });
+        });
+        const waveDeadline = Date.now() + 60_000;
+        await Promise.all(waveWrites.map((write) => settle(write, waveDeadline)));
+        await quiet("the wave's jobs to end");
+        let wave: { database: WorkCounts; counted: WorkCounts; received: number } | undefined;
+        await eventually(
+          async () => {
+            const database = workDelta(waveStart.database, await workCounts(db, WATCHED_QUEUES));
+            const counted = workDelta(waveStart.counted, await workerCounts());
+            const received = receiver.received.length - waveStart.received;
+            wave = { database, counted, received };
+            return (
+              JSON.stringify(counted) === JSON.stringify(database) &&
+              counted.deliveries.succeeded === received
+            );
+          },
+          "the live worker's counters to match the database",
+          10_000,
+        ).catch(() => {});
+        expect
+          .soft(
+            waveWrites.filter((write) => !write.acknowledged).map((w) => `${w.key}: ${w.final}`),
+            'wave writes not acknowledged',
+          )
+          .toEqual([]);
+        expect
+          .soft(wave?.counted, 'jobs completed and delivery attempts: counters (the live worker)')
+          .toEqual(wave?.database);
+        expect
+          .soft(wave?.counted.deliveries.succeeded, 'deliveries counted as succeeded')
+          .toBe(wave?.received);
+        expect
+          .soft(
+            wave?.database.completedJobs[QUEUES.enforcement],
+            'enforcement jobs completed in the wave',
+          )
+          .toBeGreaterThanOrEqual(CLIENTS);
+        expect
+          .soft(wave?.database.deliveries.succeeded, 'deliveries made in the wave')
+          .toBeGreaterThanOrEqual(CLIENTS);
+
+        // 6. Requests: each survivor counted what the balancer sent it, from the first request
+        // on (scrapes and probes aside). Exact, unless the balancer saw some fail (an answer
+        // cut off may or may not have been counted: then within them).
+        const requestCounts = () =>
+          Promise.all(
+            survivors.map(async (api) => {
+              const i = apis.indexOf(api);
+              const upstream = lb.upstreams[i] as (typeof lb.upstreams)[number];
+              const now = balancedRequests(await scrapeProcess(urlOf(api)));
+              const counted = now - (requestsAtStart.get(api) ?? 0);
+              const answered = upstream.answered - (answeredAtStart[i] ?? 0);
+              const failed = upstream.failed;
+              return {
+                api: nameOf(api),
+                counted,
+                answered,
+                failed,
+                addsUp: counted >= answered && counted <= answered + failed,
+              };
+            }),
+          );
+        let requests = await requestCounts();
+        await eventually(
+          async () => {
+            requests = await requestCounts();
+            return requests.every((r) => r.addsUp);
+          },
+          'the survivors to count what the balancer sent them',
+          10_000,
+        ).catch(() => {});
+        expect
+          .soft(requests, 'requests counted by each surviving API vs sent to it by the balancer')
+          .toEqual(requests.map((r) => ({ ...r, addsUp: true })));
+        // The killed API's last scrape: never more than it was sent.
+        const killedCounts = watch.instances.get(urlOf(killedApi)) as WatchedInstance;
+        const killedCounted =
+          (killedCounts.requests.at(-1) ?? 0) - (requestsAtStart.get(killedApi) ?? 0);
+        expect
+          .soft(killedCounted, 'the killed API counted at most what it was sent')
+          .toBeLessThanOrEqual(victim.answered + victim.failed);
+
+        // 8. An API stopped with SIGTERM: /health/ready 503 at once, and requests the balancer
+        // still sends it in the delay are served and counted; then the drain, and exit 0.
+        const stopping = apis[2] as RunningScript;
+        const stoppingUpstream = lb.upstreams[2] as (typeof lb.upstreams)[number];
+        const signalledAt = Date.now();
+        stopping.child.kill('SIGTERM');
+        await eventually(
+          async () => (await fetch(`${urlOf(stopping)}/health/ready`)).status === 503,
+          "the stopping API's readiness to turn 503",
+          10_000,
+        );
+        const notReadyAfter = Date.now() - signalledAt;
+        const countedBefore = balancedRequests(await scrapeProcess(urlOf(stopping)));
+        const answeredInDelayFrom = stoppingUpstream.answered;
+        const statuses: number[] = [];
+        for (let i = 0; i < 4; i++) {
+          const response = await fetch(`${base}/api/v1/families/${family}`, {
+            headers: { 'x-sandbox-session': SESSION, 'x-forwarded-for': nextAddress() },
+          });
+          await response.arrayBuffer();
+          statuses.push(response.status);
+        }
+        const served = stoppingUpstream.answered - answeredInDelayFrom;
+        let counted = -1;
+        await eventually(
+          async () => {
+            counted = balancedRequests(await scrapeProcess(urlOf(stopping))) - countedBefore;
+            return counted === served;
+          },
+          'the stopping API to count what it served',
+          5_000,
+        ).catch(() => {});
+        const windowUsed = Date.now() - signalledAt;
+        const exitCode = await Promise.race([stopping.exited, delay(30_000).then(() => 'no exit')]);
+        const said = stopping.output.stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => String((JSON.parse(line) as { msg?: unknown }).msg));
+        const delayLine = said.indexOf(
+          'shutting down: not ready, still serving for the shutdown delay',
+        );
+        expect
+          .soft(
+            {
+              statuses,
+              servedWhileNotReady: served > 0,
+              counted: counted === served,
+              notReadyThenDrained:
+                delayLine >= 0 &&
+                said.indexOf('shutting down: finishing in-flight requests') > delayLine,
+              exitCode,
+            },
+            `an API stopped with SIGTERM (not ready after ${notReadyAfter} ms; requests and scrapes within ${windowUsed} ms of the signal)`,
+          )
+          .toEqual({
+            statuses: [200, 200, 200, 200],
+            servedWhileNotReady: true,
+            counted: true,
+            notReadyThenDrained: true,
+            exitCode: 0,
+          });
+
+        console.log(
+          [
+            `multi-instance, observed: scrapes ${scrapes.map((s) => `${s.process} ${s.scrapes}`).join(', ')}`,
+            `  requests (counted/sent by the balancer/failed there): ${requests.map((r) => `${r.api} ${r.counted}/${r.answered}/${r.failed}`).join(', ')}; the killed API's last scrape ${killedCounted}`,
+            `  wave after the kill: database ${JSON.stringify(wave?.database)}, counted ${JSON.stringify(wave?.counted)}, received ${wave?.received}`,
+            `  stop: not ready after ${notReadyAfter} ms; ${served} of the balancer's requests served and ${counted} counted in the delay; exit ${exitCode}`,
+          ].join('\n'),
+        );
       },
       PROCESS_TIMEOUT_MS,
     );
