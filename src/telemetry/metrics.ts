@@ -4,20 +4,18 @@
 // label can only ever be one of the values listed beside it: a route pattern, a queue, a
 // platform, an outcome; never an id, a key or a personal value.
 //
-// A request is counted where it is answered: Fastify's onResponse hook for routed requests,
-// the fast-path registry for the ones answered ahead of the router (http/fast-path.ts), so
-// both are counted alike. Recording is one map lookup and two increments: each
-// (method, route) pair keeps its histogram child and a small map of counter children by
-// status, so prom-client's label hashing runs once per pair, not once per request.
+// A request is counted where it is answered: Fastify's hooks for routed requests
+// (http/request-telemetry.ts), the fast-path registry for the ones answered ahead of the
+// router (http/fast-path.ts), so both are counted alike. Their two metrics are plain tallies,
+// turned into prom-client's form when scraped (request-series.ts says why).
 import {
-  type Counter,
   Counter as CounterMetric,
   collectDefaultMetrics,
   Gauge,
-  type Histogram,
   Histogram as HistogramMetric,
   Registry,
 } from 'prom-client';
+import { createRequestSeries } from './request-series.js';
 
 /** What a metric's `outcome` label may say of a job run. */
 export type JobOutcome = 'completed' | 'failed';
@@ -41,7 +39,8 @@ export interface PoolState {
 /** The route label of a request no route matched (404s, malformed URLs). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** The status of a request whose client went away before its answer (nginx's 499). */
+export const CLIENT_CLOSED = 499;
 
 /** Seconds: from a fast path's tens of microseconds to a slow partner-bound write. */
 const REQUEST_BUCKETS = [
@@ -58,32 +57,17 @@ export interface MetricsOptions {
   enabled?: boolean;
 }
 
-interface RouteSeries {
-  histogram: Histogram.Internal<'method' | 'route'>;
-  byStatus: Map<number, Counter.Internal>;
-  method: string;
-  route: string;
-}
-
 export function createMetrics(options: MetricsOptions = {}) {
   const enabled = options.enabled ?? true;
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
 
-  const httpRequests = new CounterMetric({
-    name: 'haven_http_requests_total',
-    help: 'Requests answered, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers,
-  });
-  const httpDuration = new HistogramMetric({
-    name: 'haven_http_request_duration_seconds',
-    help: 'Time from a request arriving to its answer being written, by method and route pattern.',
-    labelNames: ['method', 'route'] as const,
-    buckets: REQUEST_BUCKETS,
-    registers,
-  });
+  const requests = createRequestSeries(
+    registry,
+    { requests: 'haven_http_requests_total', duration: 'haven_http_request_duration_seconds' },
+    REQUEST_BUCKETS,
+  );
   const jobs = new CounterMetric({
     name: 'haven_jobs_total',
     help: 'Background job runs, by queue and outcome (a failed run is retried on its schedule).',
@@ -116,8 +100,7 @@ export function createMetrics(options: MetricsOptions = {}) {
   });
   const ageChanges = new CounterMetric({
     name: 'haven_age_changes_total',
-    help:
-      'Children whose age in force changed on a birthday (a child.age_changed or child.came_of_age), applied by this process.',
+    help: 'Children whose age in force changed on a birthday (a child.age_changed or child.came_of_age), applied by this process.',
     registers,
   });
 
@@ -157,40 +140,19 @@ export function createMetrics(options: MetricsOptions = {}) {
     },
   });
 
-  const series = new Map<string, RouteSeries>();
-  function seriesOf(method: string, route: string): RouteSeries {
-    const key = `${method} ${route}`;
-    let found = series.get(key);
-    if (!found) {
-      found = {
-        histogram: httpDuration.labels(method, route),
-        byStatus: new Map(),
-        method,
-        route,
-      };
-      series.set(key, found);
-    }
-    return found;
-  }
-
   return {
     enabled,
     registry,
     contentType: registry.contentType,
 
-    /** One answered request. `route` is the pattern (UNMATCHED_ROUTE when none matched). */
+    /**
+     * One answered request. `route` is the pattern (UNMATCHED_ROUTE when none matched);
+     * `status` is CLIENT_CLOSED when the client went away before its answer.
+     */
     request(method: string, route: string, status: number, seconds: number): void {
-      if (!enabled) {
-        return;
+      if (enabled) {
+        requests.record(method, route, status, seconds);
       }
-      const s = seriesOf(METHODS.has(method) ? method : 'OTHER', route);
-      let counter = s.byStatus.get(status);
-      if (!counter) {
-        counter = httpRequests.labels(s.method, s.route, String(status));
-        s.byStatus.set(status, counter);
-      }
-      counter.inc();
-      s.histogram.observe(seconds);
     },
 
     job(queue: string, outcome: JobOutcome): void {
