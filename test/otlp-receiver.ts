@@ -41,16 +41,15 @@ export interface ReceivedSpan {
 
 export const SPAN_KIND = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
 
-function valueOf(value: AnyValue): string | number | boolean {
-  if (value.stringValue !== undefined) return value.stringValue;
-  if (value.intValue !== undefined) return Number(value.intValue);
-  if (value.doubleValue !== undefined) return value.doubleValue;
-  if (value.boolValue !== undefined) return value.boolValue;
-  return '';
+function plainValue(value: AnyValue): string | number | boolean {
+  if (value.intValue !== undefined) {
+    return Number(value.intValue);
+  }
+  return value.stringValue ?? value.doubleValue ?? value.boolValue ?? '';
 }
 
 function attributesOf(list: Array<{ key: string; value: AnyValue }> | undefined) {
-  return Object.fromEntries((list ?? []).map(({ key, value }) => [key, valueOf(value)]));
+  return Object.fromEntries((list ?? []).map(({ key, value }) => [key, plainValue(value)]));
 }
 
 export class OtlpReceiver {
