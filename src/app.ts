@@ -226,7 +226,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     addFastPath: fastPaths.add,
   });
   await app.register(
-    metricsRoutes(telemetry.metrics, { appEnv: config.appEnv, token: config.metricsToken }),
+    metricsRoutes(telemetry.metrics, { appEnv: config.appEnv, tokens: config.metricsTokens }),
   );
   await registerRoutes(app, services, config);
 

@@ -42,6 +42,10 @@ describe('configuration (CONTRACT.md §1)', () => {
         audit_log_days: 400,
         erasure_receipts_days: 400,
       },
+      metricsTokens: undefined,
+      tracing: undefined,
+      workerPort: 8081,
+      shutdownDelayMs: 0,
     });
   });
 
@@ -78,6 +82,69 @@ describe('configuration (CONTRACT.md §1)', () => {
       logLevel: 'warn',
       authAudience: 'haven',
     });
+  });
+
+  it('reads the operations variables (CONTRACT.md §13)', () => {
+    const tokens = 'metrics-token-new-0123,metrics-token-old-4567';
+    expect(
+      loadConfig({
+        METRICS_TOKEN: tokens,
+        WORKER_PORT: '0',
+        SHUTDOWN_DELAY_SECONDS: '5',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_SERVICE_NAME: 'haven-api',
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+      }),
+    ).toMatchObject({
+      metricsTokens: tokens.split(','),
+      workerPort: 0,
+      shutdownDelayMs: 5000,
+      tracing: {
+        url: 'http://collector:4318/v1/traces',
+        protocol: 'http/json',
+        serviceName: 'haven-api',
+        exportDelayMs: 200,
+      },
+    });
+    // The traces endpoint is used as given; protobuf is the OTLP default; the service is haven.
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://ignored:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/otlp/v1/traces',
+      }).tracing,
+    ).toEqual({
+      url: 'https://traces.example/otlp/v1/traces',
+      protocol: 'http/protobuf',
+      serviceName: 'haven',
+    });
+    // The SDK's own off switches.
+    for (const off of [{ OTEL_SDK_DISABLED: 'true' }, { OTEL_TRACES_EXPORTER: 'none' }]) {
+      expect(
+        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', ...off }).tracing,
+      ).toBeUndefined();
+    }
+    expect(failure({ METRICS_TOKEN: 'short' })).toBe(
+      'METRICS_TOKEN: each token must be at least 16 characters, without spaces',
+    );
+    expect(failure({ METRICS_TOKEN: 'metrics-token-new-0123,' })).toMatch(/^METRICS_TOKEN: /);
+    expect(failure({ WORKER_PORT: '-1' })).toBe(
+      'WORKER_PORT: must be an integer from 0 to 65535, got "-1"',
+    );
+    expect(failure({ SHUTDOWN_DELAY_SECONDS: '3601' })).toBe(
+      'SHUTDOWN_DELAY_SECONDS: must be an integer from 0 to 3600, got "3601"',
+    );
+    expect(
+      failure({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      }),
+    ).toBe(
+      'OTEL_EXPORTER_OTLP_PROTOCOL: must be http/protobuf or http/json (gRPC is not supported), got "grpc"',
+    );
+    expect(failure({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toMatch(
+      /^OTEL_EXPORTER_OTLP_ENDPOINT: /,
+    );
   });
 
   it('derives PUBLIC_BASE_URL from HOST and PORT', () => {

@@ -38,8 +38,11 @@ export interface Config {
   partnerApiUrls: { nextdns: string; controld: string };
   /** How many days each kind of record is kept (CONTRACT.md §12.4), RETENTION_<NAME>_DAYS. */
   retention: RetentionDays;
-  /** Bearer that GET /metrics requires (METRICS_TOKEN); unset: open in sandbox, 404 in production. */
-  metricsToken: string | undefined;
+  /**
+   * Bearers GET /metrics accepts (METRICS_TOKEN, comma-separated so a new one can be rolled
+   * in beside the old); unset: open in the sandbox, 404 in production.
+   */
+  metricsTokens: string[] | undefined;
   /** OTLP/HTTP trace export (the standard OTEL_* variables); undefined: tracing off. */
   tracing: TracingSettings | undefined;
   /** Where `npm run worker` serves its probes and metrics (WORKER_PORT, default 8081). */
@@ -286,14 +289,18 @@ function parseAppEnv(raw: string | undefined): AppEnv {
 /** Shorter would be guessable; the token guards what the process's metrics reveal. */
 const MIN_METRICS_TOKEN_LENGTH = 16;
 
-function parseMetricsToken(raw: string | undefined): string | undefined {
-  if (raw !== undefined && raw.length < MIN_METRICS_TOKEN_LENGTH) {
+function parseMetricsTokens(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) {
+    return undefined;
+  }
+  const tokens = raw.split(',').map((token) => token.trim());
+  if (tokens.some((token) => token.length < MIN_METRICS_TOKEN_LENGTH || /\s/.test(token))) {
     throw new ConfigError(
       'METRICS_TOKEN',
-      `must be at least ${MIN_METRICS_TOKEN_LENGTH} characters`,
+      `each token must be at least ${MIN_METRICS_TOKEN_LENGTH} characters, without spaces`,
     );
   }
-  return raw;
+  return tokens;
 }
 
 const OTLP_PROTOCOLS: readonly OtlpProtocol[] = ['http/protobuf', 'http/json'];
@@ -416,7 +423,7 @@ export function loadConfig(env: Env = process.env): Config {
         'https://api.controld.com',
     },
     retention: parseRetention(env),
-    metricsToken: parseMetricsToken(read(env, 'METRICS_TOKEN')),
+    metricsTokens: parseMetricsTokens(read(env, 'METRICS_TOKEN')),
     tracing: parseTracing(env),
     workerPort: parsePort(read(env, 'WORKER_PORT'), 'WORKER_PORT', 8081),
     shutdownDelayMs:

@@ -13,17 +13,24 @@ export const METRICS_PATH = '/metrics';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
-/** Whether a request may read the metrics; compared in constant time. */
-function bearerMatches(header: string | undefined, tokenDigest: Buffer): boolean {
+/**
+ * Whether a request may read the metrics: its bearer's digest against each accepted one, in
+ * constant time (digests have one length, so the comparison says nothing of the token's).
+ */
+function bearerMatches(header: string | undefined, tokenDigests: Buffer[]): boolean {
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
-  return match !== null && timingSafeEqual(sha256(match[1] as string), tokenDigest);
+  if (match === null) {
+    return false;
+  }
+  const digest = sha256(match[1] as string);
+  return tokenDigests.some((accepted) => timingSafeEqual(digest, accepted));
 }
 
 export function metricsRoutes(
   metrics: Pick<Metrics, 'exposition' | 'contentType'>,
-  options: { appEnv: AppEnv; token: string | undefined },
+  options: { appEnv: AppEnv; tokens: string[] | undefined },
 ) {
-  const tokenDigest = options.token === undefined ? undefined : sha256(options.token);
+  const tokenDigests = options.tokens?.map(sha256);
   return async (app: FastifyInstance) => {
     app.get(
       METRICS_PATH,
@@ -35,7 +42,7 @@ export function metricsRoutes(
             'Prometheus text exposition (version 0.0.4): request counts and latencies by route ' +
             'pattern, jobs, webhook deliveries, partner calls, the database pool, rate-limit ' +
             'refusals, age changes and the process metrics. With `METRICS_TOKEN` set it needs ' +
-            '`Authorization: Bearer <METRICS_TOKEN>` (else 401); unset, it is open in the ' +
+            '`Authorization: Bearer <token>`, one of its comma-separated tokens (else 401); unset, it is open in the ' +
             'sandbox and 404 in production. Never metered.',
           tags: ['Meta'],
           security: [{ metricsToken: [] }],
@@ -49,11 +56,11 @@ export function metricsRoutes(
         config: { answersWhileDraining: true, errors: [401, 404] },
       },
       async (request, reply) => {
-        if (tokenDigest === undefined) {
+        if (tokenDigests === undefined) {
           if (options.appEnv === 'production') {
             return reply.callNotFound();
           }
-        } else if (!bearerMatches(request.headers.authorization, tokenDigest)) {
+        } else if (!bearerMatches(request.headers.authorization, tokenDigests)) {
           reply.header('www-authenticate', 'Bearer realm="metrics"');
           return sendFailure(reply, { status: 401, message: 'invalid or missing metrics token' });
         }

@@ -23,7 +23,7 @@ export interface WorkerListener {
 }
 
 export async function startWorkerListener(options: {
-  config: Pick<Config, 'host' | 'workerPort' | 'redisUrl' | 'appEnv' | 'metricsToken'>;
+  config: Pick<Config, 'host' | 'workerPort' | 'redisUrl' | 'appEnv' | 'metricsTokens'>;
   ping: DatabaseHandle['ping'];
   metrics: Pick<Metrics, 'exposition' | 'contentType'>;
   clock: Clock;
@@ -43,7 +43,7 @@ export async function startWorkerListener(options: {
     stopping: () => stopping,
   });
   await app.register(
-    metricsRoutes(options.metrics, { appEnv: config.appEnv, token: config.metricsToken }),
+    metricsRoutes(options.metrics, { appEnv: config.appEnv, tokens: config.metricsTokens }),
   );
   await app.listen({ port: config.workerPort, host: config.host });
   const { address, port } = app.server.address() as AddressInfo;
