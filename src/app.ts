@@ -27,6 +27,7 @@ import {
   loggerOptions,
   requestIdFor,
 } from './http/request-log.js';
+import { answeredBeforeRouting, installRequestTelemetry } from './http/request-telemetry.js';
 import type { SerializerCompiler } from './http/route-serializers.js';
 import { installStorableParams } from './http/storable-text.js';
 import { installValidators } from './http/validator.js';
@@ -79,7 +80,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // pino's lines and the access lines go through one writer, so they keep their order.
   const logStream = deps.logStream ? new LogWriter({ stream: deps.logStream }) : logDestination();
   const access = createAccessLog(config.logLevel, logStream);
-  const fastPaths = createFastPaths(access);
+  const fastPaths = createFastPaths(access, telemetry);
   const trustProxy = fastifyTrustProxy(config.trustProxy);
   const app = Fastify({
     serverFactory: fastPaths.serverFactory,
@@ -97,11 +98,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     routerOptions: { maxParamLength: 512 },
     // Errors raised before routing (a malformed URL) still leave as the house envelope.
     frameworkErrors: (error, request, reply) => {
+      const startedAt = performance.now();
       reply.header('x-request-id', request.id);
       sendFailure(reply, {
         status: 400,
         message: error.code === 'FST_ERR_BAD_URL' ? 'malformed URL' : 'invalid request',
       });
+      // No hook runs for these: counted here, as unmatched.
+      answeredBeforeRouting(telemetry, request, reply, startedAt);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -109,6 +113,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installJsonBodyParser(app);
   installStorableParams(app);
   installErrorHandler(app);
+  installRequestTelemetry(app, telemetry);
   installRequestLog(app, access);
   const inFlight = installDraining(app);
   installCors(app);
@@ -147,7 +152,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ? createRedisStore(config.redisUrl, app.log)
     : createMemoryStore();
   app.addHook('onClose', () => rateLimits.close());
-  installRateLimit(app, { store: rateLimits, clock, orgLimit: services.orgs.rateLimitOf });
+  installRateLimit(app, {
+    store: rateLimits,
+    clock,
+    orgLimit: services.orgs.rateLimitOf,
+    metrics: telemetry.metrics,
+  });
   enforceAuthentication(app);
   const usage = createUsageRecorder({ db, log: app.log });
   installUsageMetering(app, usage, clock);

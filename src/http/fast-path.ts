@@ -4,15 +4,19 @@
 // `npm run bench`). A fast path answers only what it fully understands and hands everything
 // else to Fastify untouched; it still sets the headers every response carries.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { context } from '@opentelemetry/api';
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
 import { rateLimitHeaders } from '../ratelimit/plugin.js';
 import type { WindowDecision } from '../ratelimit/sliding-window.js';
+import { CLIENT_CLOSED } from '../telemetry/metrics.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { type AccessLog, pathOf } from './access-log.js';
 import { CORS_EXPOSED_HEADERS } from './cors.js';
 import { classifyError, failureToAnswer } from './error-handler.js';
 import { errorEnvelope } from './errors.js';
 import { lingerOnEarlyAnswers } from './lingering-close.js';
 import { requestIdFor } from './request-log.js';
+import { endRequestSpan, startRequestSpan } from './request-tracing.js';
 
 /**
  * Writes a fast path's answer with the headers every response carries (the request id,
@@ -100,64 +104,111 @@ export type FastPath = (
   response: ServerResponse,
 ) => string | false | Promise<string | false>;
 
-/** A fast path and the route it answers for (its access lines name it). */
+/** A fast path and the route it answers for (its access lines and metrics name it). */
 export interface FastPathHandler {
-  /** Absent for paths that answer routes without parameters: the route is the path. */
+  /**
+   * The route's pattern. Absent for paths that answer routes without parameters only: the
+   * route is then the path (never a raw path with an id: metrics label by it).
+   */
   route?: string;
   path: FastPath;
 }
 
 /**
  * The server every request enters: each fast path is offered the request in turn, and one
- * that answers gets the same access line a routed request gets (the registry writes it, so
- * no path can forget); the rest go to Fastify.
+ * that answers gets what a routed request gets (request-telemetry.ts): its count and duration
+ * under the route's pattern, its span, its access line (the registry does it, so no path can
+ * forget); the rest go to Fastify.
  */
-export function createFastPaths(access: AccessLog) {
+export function createFastPaths(access: AccessLog, telemetry: Telemetry) {
   const handlers: FastPathHandler[] = [];
-  /** The access line of a request a fast path answered (one function, not a closure a request). */
-  function logAccess(
+  const { metrics, tracing } = telemetry;
+  /** What a request a fast path answered leaves behind (one function, not a closure a request). */
+  function answered(
     request: IncomingMessage,
     response: ServerResponse,
-    route: string | undefined,
+    handler: FastPathHandler,
     arrived: number,
     requestId: string,
   ): void {
-    if (!access.enabled) {
-      return;
+    const route = handler.route ?? pathOf(request.url as string);
+    const ms = performance.now() - arrived;
+    const status = response.statusCode;
+    metrics.request(request.method as string, route, status, ms / 1000);
+    if (tracing.enabled) {
+      endRequestSpan(tracing, request, route, status, requestId);
     }
-    access.write({
-      reqId: requestId,
-      method: request.method as string,
-      route: route ?? pathOf(request.url as string),
-      url: request.url as string,
-      status: response.statusCode,
-      ms: performance.now() - arrived,
-    });
+    if (access.enabled) {
+      access.write({
+        reqId: requestId,
+        method: request.method as string,
+        route,
+        url: request.url as string,
+        status,
+        ms,
+      });
+    }
+  }
+  /**
+   * A request whose client went away before a fast path could answer it: counted as a routed
+   * one is (request-telemetry.ts), with no access line (a routed one gets none either).
+   */
+  function abandoned(
+    request: IncomingMessage,
+    handler: FastPathHandler,
+    arrived: number,
+    requestId = requestIdFor(request),
+  ): void {
+    const route = handler.route ?? pathOf(request.url as string);
+    metrics.request(
+      request.method as string,
+      route,
+      CLIENT_CLOSED,
+      (performance.now() - arrived) / 1000,
+    );
+    if (tracing.enabled) {
+      endRequestSpan(tracing, request, route, CLIENT_CLOSED, requestId);
+    }
   }
   const serverFactory: FastifyServerFactory = (handler) => {
-    const server = createServer((request, response) => {
+    function offer(request: IncomingMessage, response: ServerResponse): void {
       const arrived = performance.now();
-      for (const { route, path } of handlers) {
-        const answered = path(request, response);
-        if (answered === false) {
+      for (const fastPath of handlers) {
+        const answer = fastPath.path(request, response);
+        if (answer === false) {
           continue;
         }
-        if (typeof answered === 'string') {
-          logAccess(request, response, route, arrived, answered);
+        if (typeof answer === 'string') {
+          answered(request, response, fastPath, arrived, answer);
         } else {
           // Rejected: a client gone mid-body (see FastPath); the connection must not hang.
-          answered.then(
-            (requestId) =>
-              requestId === false
-                ? handler(request, response)
-                : logAccess(request, response, route, arrived, requestId),
-            () => response.destroy(),
+          answer.then(
+            (requestId) => {
+              if (requestId === false) {
+                handler(request, response);
+              } else if (response.destroyed) {
+                // Its client left while the answer was being made: nothing reached it.
+                abandoned(request, fastPath, arrived, requestId);
+              } else {
+                answered(request, response, fastPath, arrived, requestId);
+              }
+            },
+            () => {
+              abandoned(request, fastPath, arrived);
+              response.destroy();
+            },
           );
         }
         return;
       }
       handler(request, response);
-    });
+    }
+    /** With tracing on: the request's span is started here and active while it is served. */
+    function offerTraced(request: IncomingMessage, response: ServerResponse): void {
+      context.with(startRequestSpan(tracing, request), offer, undefined, request, response);
+    }
+    // Chosen once: with tracing off, a request pays no check for it on the way in.
+    const server = createServer(tracing.enabled ? offerTraced : offer);
     lingerOnEarlyAnswers(server);
     return server;
   };

@@ -8,6 +8,7 @@ import { AppError } from '../http/errors.js';
 import { isInternalCall } from '../http/internal-calls.js';
 import { isOcssRoute } from '../http/ocss-route.js';
 import { isMeteredPath } from '../http/route-classes.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import type { WindowDecision } from './sliding-window.js';
 import type { RateLimitStore } from './stores.js';
 
@@ -18,6 +19,11 @@ export interface RateLimitDeps {
   clock: Clock;
   /** The org's `rate_limit_rpm` (cached briefly by the caller: a number when it is). */
   orgLimit(orgId: string): number | Promise<number>;
+  /**
+   * Counts every 429 (haven_rate_limited_total). The fast paths never refuse: a full bucket is
+   * handed to its route (allowedNow), refused and counted here, once.
+   */
+  metrics: Pick<Metrics, 'rateLimited'>;
 }
 
 type BucketKind = 'org' | 'user' | 'device' | 'ip';
@@ -107,6 +113,7 @@ export function installRateLimit(app: FastifyInstance, deps: RateLimitDeps): voi
       done();
       return;
     }
+    deps.metrics.rateLimited();
     if (kind === 'ip' && !isOcssRoute(request)) {
       reply.header('x-ratelimit-remaining', 0);
       reply.header('retry-after', 60);
