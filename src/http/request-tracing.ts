@@ -2,10 +2,11 @@
 // started where the request enters (the fast-path server, or Fastify's first hook when no
 // server of ours saw it: app.inject()), continuing an incoming W3C `traceparent`, and kept on
 // the Node request, so a request a fast path hands to Fastify keeps the span it began with.
-// It is named and ended once the route that answered is known: `GET /families/:familyId`,
-// never the raw path. None of this runs when tracing is off: callers check `enabled` once.
+// It is named and ended once the route that answered is known: `GET /api/v1/families/{familyID}`
+// (the pattern as the metrics' labels and the OpenAPI document write it), never the raw path. None of this runs when tracing is off: callers check `enabled` once.
 import type { IncomingMessage } from 'node:http';
 import { type Context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { endpointPattern } from '../modules/usage/recorder.js';
 import { UNMATCHED_ROUTE } from '../telemetry/metrics.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import { pathOf } from './access-log.js';
@@ -69,8 +70,9 @@ export function endRequestSpan(
     return;
   }
   if (route !== UNMATCHED_ROUTE) {
-    span.updateName(`${request.method} ${route}`);
-    span.setAttribute('http.route', route);
+    const pattern = endpointPattern(route);
+    span.updateName(`${request.method} ${pattern}`);
+    span.setAttribute('http.route', pattern);
   }
   span.setAttribute('http.response.status_code', status);
   span.setAttribute('http.request.id', requestId);

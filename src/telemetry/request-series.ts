@@ -6,6 +6,7 @@
 // maps and a few increments cost a tenth of that. A scrape builds the values from these
 // tallies, a few hundred series at most (a series per route and method, a count per status).
 import type { Metric, Registry } from 'prom-client';
+import { endpointPattern } from '../modules/usage/recorder.js';
 
 interface RouteSeries {
   /**
@@ -88,7 +89,11 @@ export function createRequestSeries(
     let series = routes.get(route);
     if (series === undefined) {
       series = {
-        labels: { method: KNOWN_METHODS.has(method) ? method : 'OTHER', route },
+        labels: {
+          method: KNOWN_METHODS.has(method) ? method : 'OTHER',
+          // As the OpenAPI document and the usage rows name it: one route, one name.
+          route: endpointPattern(route),
+        },
         byStatus: new Map(),
         buckets: new Array(bounds.length + 1).fill(0),
         sum: 0,

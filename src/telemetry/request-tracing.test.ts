@@ -125,12 +125,12 @@ describe('request spans', () => {
     expect(span).toMatchObject({
       service: 'haven',
       parentSpanId: caller.spanId,
-      name: 'GET /api/v1/developer/families/:familyID/children',
+      name: 'GET /api/v1/developer/families/{familyID}/children',
       statusCode: 0,
     });
     expect(span.attributes).toMatchObject({
       'http.request.method': 'GET',
-      'http.route': '/api/v1/developer/families/:familyID/children',
+      'http.route': '/api/v1/developer/families/{familyID}/children',
       'url.path': path,
       'http.response.status_code': 200,
       'http.request.id': res.headers.get('x-request-id'),
