@@ -68,3 +68,37 @@ export async function seedBenchTenant(app: FastifyInstance, db: Db): Promise<Ben
   }
   return { session: auth, key: keyAuth, orgId: org.id, familyId: family.id };
 }
+
+/**
+ * `count` device keys of one new child with an active policy (quick setup), and that
+ * policy's ETag: what the device poll rows send, each device with its own rate-limit bucket.
+ */
+export async function seedDevices(
+  app: FastifyInstance,
+  key: Record<string, string>,
+  count: number,
+): Promise<{ keys: string[]; etag: string }> {
+  const setup = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/v1/developer/setup/quick',
+      headers: key,
+      payload: { child_name: 'Device Kid', birth_date: '2015-02-03' },
+    })
+  ).json();
+  const keys: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const created = await app.inject({
+      method: 'POST',
+      url: `/api/v1/developer/children/${setup.child.id}/devices`,
+      headers: key,
+      payload: { device_name: `Bench device ${i}` },
+    });
+    keys.push(created.json().device_key);
+  }
+  const policy = await app.inject({
+    url: '/api/v1/device/policy',
+    headers: { 'x-device-key': keys[0] as string },
+  });
+  return { keys, etag: String(policy.headers.etag) };
+}

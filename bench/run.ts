@@ -20,17 +20,16 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/storage.js';
 import { signedRequest } from '../test/ocss-signer.js';
-import { seedBenchTenant } from './bench-tenant.js';
+import { seedBenchTenant, seedDevices } from './bench-tenant.js';
 import { storeFamilies } from './bulk-families.js';
 import { childrenReadStatements } from './children-read-sql.js';
 import { clientAddress } from './client-address.js';
+import { freshPostgres } from './haven-process.js';
 import { idleTransactionsPerSecond } from './idle-load.js';
 import { quickSetupStatement } from './quick-setup-sql.js';
 import { soak, soakSeconds } from './soak.js';
@@ -178,7 +177,7 @@ async function seed(
   try {
     const tenant = await seedBenchTenant(app, storage.database.db);
     const keyAuth = tenant.key;
-    const devices = await seedDevices(app, keyAuth);
+    const devices = await seedDevices(app, keyAuth, DEVICES);
     const signBulkRead = publicBaseUrl ? await bulkReadSigner(app, publicBaseUrl) : undefined;
     // Read after the last registration, which re-issued the list.
     const trustList = await app.inject({ url: '/.well-known/ocss/trust-list' });
@@ -211,32 +210,6 @@ async function seed(
  */
 const DEVICES = 18_000;
 const POLL_304_DEVICES = 9_000;
-
-async function seedDevices(app: FastifyInstance, keyAuth: Record<string, string>) {
-  const setup = (
-    await app.inject({
-      method: 'POST',
-      url: '/api/v1/developer/setup/quick',
-      headers: keyAuth,
-      payload: { child_name: 'Device Kid', birth_date: '2015-02-03' },
-    })
-  ).json();
-  const keys: string[] = [];
-  for (let i = 0; i < DEVICES; i++) {
-    const created = await app.inject({
-      method: 'POST',
-      url: `/api/v1/developer/children/${setup.child.id}/devices`,
-      headers: keyAuth,
-      payload: { device_name: `Bench device ${i}` },
-    });
-    keys.push(created.json().device_key);
-  }
-  const policy = await app.inject({
-    url: '/api/v1/device/policy',
-    headers: { 'x-device-key': keys[0] as string },
-  });
-  return { keys, etag: String(policy.headers.etag) };
-}
 
 /** The quick setup row's body, which its floor's statement is recorded for too. */
 const QUICK_SETUP_CHILD = 'Bench Kid';
@@ -672,23 +645,6 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-/** A fresh database on the PostgreSQL server at `adminUrl`, or undefined if none answers. */
-async function freshPostgres(adminUrl: string): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query(`drop database if exists ${BENCH_DATABASE}`);
-    await client.query(`create database ${BENCH_DATABASE}`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${BENCH_DATABASE}`;
-    return url.toString();
-  } catch {
-    return undefined;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
 if (process.argv.includes('--audit-cost')) {
   const { auditCostBench } = await import('./audit-cost.js');
   process.stdout.write(`${(await auditCostBench()).join('\n')}\n`);
@@ -735,7 +691,7 @@ if (soakFor !== undefined) {
 }
 const postgresAdminUrl =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const postgresUrl = await freshPostgres(postgresAdminUrl);
+const postgresUrl = await freshPostgres(postgresAdminUrl, BENCH_DATABASE);
 const postgresPort = await freePort();
 const postgresAuth = postgresUrl
   ? await seed({ databaseUrl: postgresUrl, dataDir }, `http://127.0.0.1:${postgresPort}`)

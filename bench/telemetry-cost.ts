@@ -12,12 +12,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/storage.js';
 import { createMetrics } from '../src/telemetry/metrics.js';
-import { seedBenchTenant } from './bench-tenant.js';
+import { seedBenchTenant, seedDevices } from './bench-tenant.js';
 import { freshPostgres, median, startHaven, stopHaven } from './haven-process.js';
 
 const DATABASE = 'haven_bench_telemetry';
@@ -46,32 +45,6 @@ interface Row {
   rotate?: { header: string; values: string[] };
 }
 
-async function seedDevices(app: FastifyInstance, key: Record<string, string>) {
-  const setup = (
-    await app.inject({
-      method: 'POST',
-      url: '/api/v1/developer/setup/quick',
-      headers: key,
-      payload: { child_name: 'Device Kid', birth_date: '2015-02-03' },
-    })
-  ).json();
-  const keys: string[] = [];
-  for (let i = 0; i < DEVICES; i++) {
-    const created = await app.inject({
-      method: 'POST',
-      url: `/api/v1/developer/children/${setup.child.id}/devices`,
-      headers: key,
-      payload: { device_name: `Bench device ${i}` },
-    });
-    keys.push(created.json().device_key);
-  }
-  const policy = await app.inject({
-    url: '/api/v1/device/policy',
-    headers: { 'x-device-key': keys[0] as string },
-  });
-  return { keys, etag: String(policy.headers.etag) };
-}
-
 async function seed(storageOptions: { databaseUrl: string | undefined; dataDir: string }) {
   const storage = await openStorage(storageOptions);
   const app = await buildApp(
@@ -84,7 +57,7 @@ async function seed(storageOptions: { databaseUrl: string | undefined; dataDir: 
   );
   try {
     const tenant = await seedBenchTenant(app, storage.database.db);
-    const devices = await seedDevices(app, tenant.key);
+    const devices = await seedDevices(app, tenant.key, DEVICES);
     const trustList = await app.inject({ url: '/.well-known/ocss/trust-list' });
     const rows: Row[] = [
       {
