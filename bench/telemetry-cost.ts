@@ -191,9 +191,9 @@ export async function telemetryCostBench(): Promise<string[]> {
     );
     let scrapes: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      // Each round starts with the next side: the first server of a round ran measurably
-      // slower (up to 40 % on the 304 rows) whichever side it was, so every side takes every
-      // place in turn.
+      // Each round starts with the next side: with the sides in a fixed order, the first
+      // (metrics off) measured up to 40 % slower than the second on the 304 rows, and that
+      // gap closed once every side took every place in turn.
       const order = SIDES.map((_, i) => SIDES[(i + round) % SIDES.length] as Side);
       for (const side of order) {
         const server = await startHaven({
