@@ -21,6 +21,8 @@ import { routedRequests } from '../../test/routed-requests.js';
 const TRUST_LIST = '/.well-known/ocss/trust-list';
 const PLATFORMS = '/api/v1/developer/platforms';
 const TRACED = '/test/traced/:thingID';
+/** How spans name that route: as the OpenAPI document writes it. */
+const TRACED_PATTERN = '/test/traced/{thingID}';
 
 /** A traceparent of a fresh trace, as a caller upstream of Haven would send it. */
 function upstream() {
@@ -191,7 +193,7 @@ describe('request spans', () => {
               'x-request-id'
             ];
       const span = await serverSpanOf(receiver, caller.traceId);
-      expect(span.name, via).toBe(`POST ${TRACED}`);
+      expect(span.name, via).toBe(`POST ${TRACED_PATTERN}`);
       expect(span.attributes['http.request.id'], via).toBe(requestId);
       expect(seen.get(String(requestId)), via).toEqual({
         traceId: caller.traceId,
