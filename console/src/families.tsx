@@ -18,6 +18,34 @@ export function changeableFamilies(families: Family[] | null): Family[] | null {
   return families === null ? null : families.filter((family) => !isDemoFamily(family.id));
 }
 
+/**
+ * The families the caller may change (owner or parent: a guardian only reads), the demo
+ * family left out: what a webhook or any other write can be made on. The role is read from
+ * each family's members (the family list does not carry it).
+ */
+export function useWritableFamilies(
+  haven: Haven,
+  run: (action: () => Promise<void>) => Promise<void>,
+): Family[] | null {
+  const [families, setFamilies] = useState<Family[] | null>(null);
+  useEffect(
+    () =>
+      void run(async () => {
+        const [me, all] = await Promise.all([haven.auth.me(), haven.families.list()]);
+        const own = changeableFamilies(all) ?? [];
+        const roles = await Promise.all(
+          own.map(async (family) => {
+            const members = await haven.families.listMembers(family.id);
+            return members.find((member) => member.user_id === me.id)?.role;
+          }),
+        );
+        setFamilies(own.filter((_, i) => roles[i] === 'owner' || roles[i] === 'parent'));
+      }),
+    [haven],
+  );
+  return families;
+}
+
 export function isDemoFamily(familyId: string): boolean {
   return familyId === DEMO_FAMILY_ID;
 }

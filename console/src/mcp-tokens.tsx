@@ -19,6 +19,9 @@ type Token = Result<'listMcpTokens'>[number];
 export function McpTokens(props: { haven: Haven; onSignedOut: OnSignedOut }) {
   const { haven } = props;
   const { busy, error, run } = useAction(props.onSignedOut);
+  // Every family the user is shown: any member (a guardian too) may bind a token to its
+  // family, and in the sandbox the demo family too (the token reads it; its writes are
+  // refused). The user's list holds no other family, so each choice succeeds.
   const families = useFamilies(haven, run);
   const [tokens, setTokens] = useState<Token[] | null>(null);
   const [familyId, setFamilyId] = useState('');

@@ -2,7 +2,7 @@
 import type { Haven, Result } from '@haven/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { NewSecret } from './api-keys.js';
-import { changeableFamilies, FamilySelect, useFamilies } from './families.js';
+import { FamilySelect, useWritableFamilies } from './families.js';
 import { Empty, ErrorText, HeaderRow, type OnSignedOut, Section, useAction, when } from './ui.js';
 
 type Webhook = Result<'listWebhooks'>[number];
@@ -79,8 +79,9 @@ function Deliveries(props: { haven: Haven; webhook: Webhook; onSignedOut: OnSign
 export function Webhooks(props: { haven: Haven; onSignedOut: OnSignedOut }) {
   const { haven } = props;
   const { busy, error, run } = useAction(props.onSignedOut);
-  // The demo family never changes: a webhook there would never fire, and is refused.
-  const families = changeableFamilies(useFamilies(haven, run));
+  // Only families the caller may change (owner or parent): a guardian's webhook is refused,
+  // and the demo family never changes (a webhook there would never fire, and is refused).
+  const families = useWritableFamilies(haven, run);
   const [webhooks, setWebhooks] = useState<Webhook[] | null>(null);
   const [familyId, setFamilyId] = useState('');
   const [url, setUrl] = useState('');
@@ -94,8 +95,8 @@ export function Webhooks(props: { haven: Haven; onSignedOut: OnSignedOut }) {
     <Section title="Webhooks" id="webhooks">
       {families !== null && families.length === 0 ? (
         <Empty>
-          A webhook watches one of your families: create a family first (e.g. a quick setup). The
-          demo family never changes, so it has no webhooks.
+          A webhook watches a family you may change (as its owner or a parent): create a family
+          first (e.g. a quick setup). The demo family never changes, so it has no webhooks.
         </Empty>
       ) : (
         <form
