@@ -3,7 +3,8 @@
 // balancers probe it constantly, and routing, hooks and a log line per probe would cost many
 // times the answer. Anything else (a stale or failed ping, stopping, HEAD, a query string)
 // goes through the route, which pings and so refreshes what this path reads.
-import { answerFast, type FastPathHandler } from '../../http/fast-path.js';
+import type { FastPathHandler } from '../../http/fast-path.js';
+import { fixedAnswer } from './probe-fast-path.js';
 import type { HealthService } from './service.js';
 
 const HEALTH_PATH = '/health';
@@ -14,31 +15,9 @@ export function healthFastPath(options: {
   /** From SIGTERM on (the shutdown delay included), /health answers `draining`. */
   stopping(): boolean;
 }): FastPathHandler {
-  // The route's 200 body, in its schema's field order, serialised once.
-  const body = JSON.stringify({
-    status: 'ok',
-    environment: options.environment,
-    database: 'ok',
-  });
-  const length = Buffer.byteLength(body);
-  return {
-    route: HEALTH_PATH,
-    path(request, response) {
-      if (
-        request.url !== HEALTH_PATH ||
-        request.method !== 'GET' ||
-        options.health.freshStatus() !== 'ok' ||
-        options.stopping()
-      ) {
-        return false;
-      }
-      return answerFast(
-        request,
-        response,
-        200,
-        { 'content-type': 'application/json; charset=utf-8', 'content-length': length },
-        body,
-      );
-    },
-  };
+  return fixedAnswer(
+    HEALTH_PATH,
+    { status: 'ok', environment: options.environment, database: 'ok' },
+    () => options.health.freshStatus() === 'ok' && !options.stopping(),
+  );
 }

@@ -9,7 +9,7 @@ import { LIVE_PATH, READY_PATH } from './probe-routes.js';
 import type { Readiness } from './readiness.js';
 
 /** A fixed JSON answer for one exact GET path, when `ready()` says it holds. */
-function fixedAnswer(path: string, value: unknown, ready: () => boolean): FastPathHandler {
+export function fixedAnswer(path: string, value: unknown, ready: () => boolean): FastPathHandler {
   // The route's 200 body, in its schema's field order, serialised once.
   const body = JSON.stringify(value);
   const length = Buffer.byteLength(body);
