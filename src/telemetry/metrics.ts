@@ -57,11 +57,26 @@ export interface MetricsOptions {
   enabled?: boolean;
 }
 
+let processMetrics: Registry | undefined;
+
+/**
+ * prom-client's process metrics (CPU, heap, GC, event-loop lag), collected once per process
+ * and shown by every app in it: they describe the process, not an app, and each collection
+ * keeps an event-loop delay monitor and a GC observer running for the life of the process,
+ * which a test process building hundreds of apps would multiply.
+ */
+function processRegistry(): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 export function createMetrics(options: MetricsOptions = {}) {
   const enabled = options.enabled ?? true;
   const registry = new Registry();
   const registers = [registry];
-  collectDefaultMetrics({ register: registry });
 
   const requests = createRequestSeries(
     registry,
@@ -140,10 +155,13 @@ export function createMetrics(options: MetricsOptions = {}) {
     },
   });
 
+  // What a scrape reads: the process's metrics and this app's, in one exposition.
+  const exposed = Registry.merge([processRegistry(), registry]);
+
   return {
     enabled,
-    registry,
-    contentType: registry.contentType,
+    registry: exposed,
+    contentType: exposed.contentType,
 
     /**
      * One answered request. `route` is the pattern (UNMATCHED_ROUTE when none matched);
@@ -198,7 +216,7 @@ export function createMetrics(options: MetricsOptions = {}) {
 
     /** The exposition text a scrape answers. */
     exposition(): Promise<string> {
-      return registry.metrics();
+      return exposed.metrics();
     },
   };
 }
