@@ -9,6 +9,7 @@ import { loadConfig } from '../dist/config.js';
 import { openStorage } from '../dist/db/storage.js';
 import { logDestination, loggerOptions } from '../dist/http/request-log.js';
 import { closeServices, createServices } from '../dist/modules/wiring.js';
+import { createTelemetry } from '../dist/telemetry/telemetry.js';
 
 const periodMs = Number(process.env.AGE_RUN_PERIOD_MS ?? '100');
 const config = { ...loadConfig(), workers: 'inline' };
@@ -20,6 +21,7 @@ const services = await createServices(
     db: storage.database.db,
     clock: systemClock,
     notifications: storage.database.notifications,
+    telemetry: createTelemetry(config),
   },
   log,
   storage.database.backend === 'postgres',
